@@ -1,0 +1,7 @@
+// Package aggregate turns a batch of clipped per-example gradients into one
+// released update (including any privacy noise) and reports what it did and
+// which privacy mechanism the step was, for the accountant.
+//
+// Every rule implements Aggregator; adding a rule is one file plus one
+// registration line.
+package aggregate

@@ -1,0 +1,54 @@
+package model
+
+// Batch is a mini-batch of M examples.
+type Batch struct {
+	// X holds the inputs, M × InputSize, row-major; images are stored
+	// channel-major (C, H, W) per example.
+	X []float32
+	// Labels holds class indices in [0, Classes) for classifiers (nil otherwise).
+	Labels []int
+	// Targets holds real-valued targets for regression models (nil otherwise).
+	Targets []float32
+	// M is the number of examples (may be 0).
+	M int
+}
+
+// Model is a differentiable model with a flat parameter vector of fixed order.
+//
+// Gradients are of the per-example loss ℓ(θ; x_i, y_i) (not averaged): the
+// batch gradient is Σ_i ∇ℓ_i, and row i of the per-example gradients is ∇ℓ_i.
+// A Model is not safe for concurrent use by several goroutines.
+type Model interface {
+	// Spec describes the architecture (enough to rebuild it with New).
+	Spec() Spec
+	// NumParams is P, the length of the flat parameter vector.
+	NumParams() int
+	// Params returns a copy of the flat parameter vector.
+	Params() []float32
+	// SetParams replaces the parameters with a copy of p (len P).
+	SetParams(p []float32) error
+	// BatchGrad writes Σ_i ∇ℓ_i into grad (len P) and returns Σ_i ℓ_i.
+	BatchGrad(b Batch, grad []float32) (lossSum float64, err error)
+	// PerExampleGrads writes ∇ℓ_i into row i of grads (len M·P) and ℓ_i into
+	// losses (len M).
+	PerExampleGrads(b Batch, grads []float32, losses []float32) error
+	// Predict writes the model outputs for M inputs into out: M × Classes
+	// logits for classifiers, M predictions for regression.
+	Predict(x []float32, m int, out []float32) error
+	// Step applies θ ← θ − update (len P).
+	Step(update []float32) error
+}
+
+// Spec identifies an architecture and its shape.
+type Spec struct {
+	// Arch is the architecture name, e.g. "tfp-cnn", "pdp-cnn-mnist",
+	// "pdp-cnn-svhn", "logreg", "linreg".
+	Arch string `json:"arch"`
+	// InputShape is (C, H, W) for images or (D) for vectors.
+	InputShape []int `json:"input_shape"`
+	// Classes is the number of classes (1 for regression).
+	Classes int `json:"classes"`
+	// L2 is the ridge penalty μ for "linreg" (loss ½(xᵀθ−y)² + (μ/2)‖θ‖²
+	// per example); 0 elsewhere.
+	L2 float64 `json:"l2,omitempty"`
+}
