@@ -1,0 +1,115 @@
+package aggregate
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+)
+
+// normSlack is the relative tolerance on ‖g_i‖ ≤ R, absorbing float32
+// rounding of clipped rows; it enlarges the sensitivity by at most 1e-5·R.
+const normSlack = 1e-5
+
+// checkGrads validates sizes and norms. When private, every row must have
+// been clipped to R (g.ClipNorm = R and every norm ≤ R).
+func checkGrads(g Grads, out []float32, private bool, R float64) error {
+	switch {
+	case g.M < 0 || g.P <= 0:
+		return fmt.Errorf("invalid batch shape M=%d, P=%d", g.M, g.P)
+	case len(g.G) != g.M*g.P:
+		return fmt.Errorf("gradient matrix has %d values, want M×P = %d×%d", len(g.G), g.M, g.P)
+	case len(g.Norms) != g.M:
+		return fmt.Errorf("got %d norms for %d gradients", len(g.Norms), g.M)
+	case len(out) != g.P:
+		return fmt.Errorf("output has length %d, want P = %d", len(out), g.P)
+	}
+	if private && math.Abs(g.ClipNorm-R) > 1e-9*R {
+		return fmt.Errorf("gradients clipped to %v, but the rule is calibrated for R = %v", g.ClipNorm, R)
+	}
+	for i, n := range g.Norms {
+		if !(n >= 0) || math.IsInf(n, 0) {
+			return fmt.Errorf("gradient %d has invalid norm %v (NaN/Inf in gradients?)", i, n)
+		}
+		if private && n > R*(1+normSlack) {
+			return fmt.Errorf("gradient %d has norm %v > R = %v: clip before a private aggregation", i, n, R)
+		}
+	}
+	return nil
+}
+
+// checkFinite reports a NaN or Inf in the released vector.
+func checkFinite(out []float32) error {
+	for j, v := range out {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			return fmt.Errorf("aggregate coordinate %d is %v (NaN/Inf in gradients?)", j, v)
+		}
+	}
+	return nil
+}
+
+// row returns gradient i.
+func row(g Grads, i int) []float32 { return g.G[i*g.P : (i+1)*g.P] }
+
+// sumRows writes Σ_{i∈idx} g_i into out, accumulating in acc (len P).
+func sumRows(g Grads, idx []int, acc []float64, out []float32) {
+	clear(acc)
+	for _, i := range idx {
+		for j, v := range row(g, i) {
+			acc[j] += float64(v)
+		}
+	}
+	for j, v := range acc {
+		out[j] = float32(v)
+	}
+}
+
+// addNoise adds N(0, std²) to every coordinate of out.
+func addNoise(out []float32, std float64, rng *rand.Rand) {
+	if std == 0 {
+		return
+	}
+	for j := range out {
+		out[j] += float32(std * rng.NormFloat64())
+	}
+}
+
+// sortByNorm fills idx with 0..M−1 ordered by ascending norm, ties broken by
+// index, and returns it.
+func sortByNorm(norms []float64, idx []int) []int {
+	idx = idx[:0]
+	for i := range norms {
+		idx = append(idx, i)
+	}
+	slices.SortFunc(idx, func(a, b int) int {
+		if c := cmp.Compare(norms[a], norms[b]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	return idx
+}
+
+// scratch holds reusable buffers, grown on demand.
+type scratch struct {
+	idx []int
+	acc []float64
+}
+
+func (s *scratch) grow(m, p int) {
+	if cap(s.idx) < m {
+		s.idx = make([]int, 0, m)
+	}
+	if len(s.acc) != p {
+		s.acc = make([]float64, p)
+	}
+}
+
+// needRNG rejects a nil generator when noise is due.
+func needRNG(rng *rand.Rand, std float64) error {
+	if rng == nil && std != 0 {
+		return fmt.Errorf("nil random generator for a noisy rule")
+	}
+	return nil
+}

@@ -1,0 +1,123 @@
+package aggregate
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"privtrain/privacy"
+)
+
+// PTRTSum is PTR-TMEAN (Algorithm 3 of Wang et al., NeurIPS 2022): a
+// Propose-Test-Release choice between SUM and the trimmed sum TSUM_F.
+//
+// With the norms sorted ascending, ‖g_(1)‖ ≤ … ≤ ‖g_(m)‖, Theorem 5.1 gives
+// the largest local sensitivity of TSUM_F reachable with r additions or
+// removals:
+//
+//	LS^(r)(S) = ‖g_(m−F+1+r)‖  for r ≤ F−1,   R  for r ≥ F.
+//
+// Edge cases (derived from the definition, which the theorem leaves
+// implicit): when m−F+1+r ≤ 0, every dataset within r+1 edits has at most F
+// points, so TSUM_F is identically 0 there and LS^(r) = 0; with F = 0,
+// TSUM_0 = SUM and LS^(r) = R for all r. The safety margin
+// Δ(S) = min{r : LS^(r)(S) > τ} ∈ [0, F] is found in O(F) after the sort
+// (τ < R guarantees Δ ≤ F).
+//
+// The test draws Δ̂ = Δ + Lap(0, b) and compares it with B = b·log(1/(2δ₀)).
+// Failure (Δ̂ ≤ B, Branch "+") releases SUM(S) + N(0, (σR)² I); success
+// (Branch "-") releases TSUM_F(S) + N(0, (στ)² I). Both SUM and TSUM_F have
+// L2 global sensitivity R, so with sensitivities normalized to 1 the step is
+// privacy.PTR{Sigma1: σ, Tau: τ/R, B: b, Delta0: δ₀} (Theorem 4.3). σ > 0 is
+// required.
+type PTRTSum struct {
+	cfg       Config
+	f         int
+	threshold float64
+	s         scratch
+	sorted    []float64
+}
+
+func newPTRTSum(cfg Config) (Aggregator, error) {
+	if !(cfg.Sigma > 0) {
+		return nil, fmt.Errorf("ptr-tsum is private and needs σ > 0 (use tsum with σ = 0 for non-private trimming)")
+	}
+	if !(cfg.Tau > 0 && cfg.Tau < cfg.ClipNorm) {
+		return nil, fmt.Errorf("τ must satisfy 0 < τ < R = %v, got %v (τ ≥ R makes the test pointless: use tsum)", cfg.ClipNorm, cfg.Tau)
+	}
+	mech := privacy.PTR{Sigma1: cfg.Sigma, Tau: cfg.Tau / cfg.ClipNorm, B: cfg.B, Delta0: cfg.Delta0}
+	if err := mech.Validate(); err != nil {
+		return nil, err
+	}
+	return &PTRTSum{cfg: cfg, f: cfg.F, threshold: cfg.B * math.Log(1/(2*cfg.Delta0))}, nil
+}
+
+// Name returns "ptr-tsum".
+func (a *PTRTSum) Name() string { return "ptr-tsum" }
+
+// TrimLevel returns F.
+func (a *PTRTSum) TrimLevel() int { return a.f }
+
+// SetTrimLevel sets F (negative values become 0).
+func (a *PTRTSum) SetTrimLevel(f int) { a.f = max(f, 0) }
+
+// Threshold returns the test threshold B = b·log(1/(2δ₀)).
+func (a *PTRTSum) Threshold() float64 { return a.threshold }
+
+// SafetyMargin returns Δ(S) of TSUM_F for the ascending norms sorted, trim
+// level f, proposed sensitivity tau and clip norm r (Theorem 5.1; see
+// PTRTSum for the edge cases). It requires tau < r.
+func SafetyMargin(sorted []float64, f int, tau, r float64) int {
+	m := len(sorted)
+	for k := 0; k < f; k++ {
+		pos := m - f + 1 + k // 1-based order statistic
+		ls := 0.0
+		if pos >= 1 {
+			ls = sorted[pos-1]
+		}
+		if ls > tau {
+			return k
+		}
+	}
+	return f // LS^(F) = R > τ
+}
+
+// Aggregate runs the test and writes the released branch into out.
+func (a *PTRTSum) Aggregate(g Grads, rng *rand.Rand, out []float32) (Report, error) {
+	R := a.cfg.ClipNorm
+	if err := checkGrads(g, out, true, R); err != nil {
+		return Report{}, fmt.Errorf("ptr-tsum: %w", err)
+	}
+	if err := needRNG(rng, 1); err != nil {
+		return Report{}, fmt.Errorf("ptr-tsum: %w", err)
+	}
+	a.s.grow(g.M, g.P)
+	a.s.idx = sortByNorm(g.Norms, a.s.idx)
+	a.sorted = a.sorted[:0]
+	for _, i := range a.s.idx {
+		a.sorted = append(a.sorted, g.Norms[i])
+	}
+	delta := SafetyMargin(a.sorted, a.f, a.cfg.Tau, R)
+	dhat := float64(delta) + a.cfg.B*(rng.ExpFloat64()-rng.ExpFloat64())
+	rep := Report{
+		Delta: delta, DeltaHat: dhat, F: a.f,
+		Mechanism: privacy.PTR{Sigma1: a.cfg.Sigma, Tau: a.cfg.Tau / R, B: a.cfg.B, Delta0: a.cfg.Delta0},
+	}
+	var std float64
+	if dhat <= a.threshold {
+		rep.Branch = "+"
+		sumRows(g, a.s.idx, a.s.acc, out)
+		std = a.cfg.Sigma * R
+	} else {
+		rep.Branch = "-"
+		kept := max(g.M-a.f, 0)
+		rep.Trimmed = g.M - kept
+		sumRows(g, a.s.idx[:kept], a.s.acc, out)
+		std = a.cfg.Sigma * a.cfg.Tau
+	}
+	if err := checkFinite(out); err != nil {
+		return Report{}, fmt.Errorf("ptr-tsum: %w", err)
+	}
+	addNoise(out, std, rng)
+	return rep, nil
+}

@@ -1,0 +1,128 @@
+package aggregate
+
+import (
+	"fmt"
+	"math"
+	"slices"
+)
+
+// Config holds the parameters of every rule; each rule reads the fields it
+// needs and New rejects invalid values with a descriptive error.
+//
+// Zero values of the optional knobs (MaxIter, Tol, Smoothing, Iters) select
+// the documented defaults of the rule that uses them.
+type Config struct {
+	// Sigma is the noise multiplier σ: Gaussian noise of standard deviation
+	// σ times the rule's L2 sensitivity. σ = 0 releases the exact aggregate
+	// (non-private, Report.Mechanism nil).
+	Sigma float64
+	// ClipNorm is R, the L2 bound of every per-example gradient; required
+	// (> 0) whenever σ > 0.
+	ClipNorm float64
+	// Tau is PTR's proposed local sensitivity τ of TSUM_F, in gradient-norm
+	// units (unnormalized), 0 < τ < R.
+	Tau float64
+	// B is the Laplace scale b of PTR's test.
+	B float64
+	// Delta0 is δ₀ of PTR's test; the threshold is B·log(1/(2δ₀)).
+	Delta0 float64
+	// F is the trim level of tsum and ptr-tsum (the number of largest-norm
+	// gradients dropped) and the assumed number f of Byzantine gradients of
+	// krum and multi-krum.
+	F int
+	// TrimFraction is β of coord-trimmed-mean: ⌊β·m⌋ values are dropped at
+	// each end of every coordinate, 0 ≤ β < 0.5.
+	TrimFraction float64
+	// Select is the number of gradients multi-krum averages (0: m − F).
+	Select int
+	// Smoothing is the Weiszfeld smoothing ν of geomed (0: 1e-6·max(R, 1)).
+	Smoothing float64
+	// MaxIter bounds the Weiszfeld iterations of geomed (0: 100).
+	MaxIter int
+	// Tol is geomed's stopping tolerance on the step length, relative to
+	// max(R, 1) (0: 1e-6).
+	Tol float64
+	// Radius is the clipping radius ρ of centered-clip.
+	Radius float64
+	// Iters is the number of centered-clip iterations (0: 1).
+	Iters int
+	// Reference selects centered-clip's starting point: "previous" (the
+	// previous release, default) or "zero".
+	Reference string
+	// ExpectedBatch, if > 0, is the expected batch size by which
+	// centered-clip divides its previous (sum-scale) release to get a
+	// mean-scale reference. 0 divides by the previous step's actual batch
+	// size, which is data dependent and therefore allowed only for σ = 0.
+	ExpectedBatch float64
+}
+
+// Trimmer is implemented by the rules with a trim level F (tsum, ptr-tsum);
+// the optimizer's dynamic-F controller (Remark 5.3) adjusts it between steps.
+type Trimmer interface {
+	TrimLevel() int
+	// SetTrimLevel sets F; negative values are treated as 0.
+	SetTrimLevel(f int)
+}
+
+// registry maps each rule's name to its constructor. Adding a rule is one
+// file with its constructor plus one line here.
+var registry = map[string]func(Config) (Aggregator, error){
+	"sum":      newSum,
+	"tsum":     newTSum,
+	"ptr-tsum": newPTRTSum,
+}
+
+// New returns a new instance of the named rule configured by cfg.
+//
+// Instances keep scratch buffers (and, for centered-clip, the previous
+// release), so one instance must not be used by concurrent goroutines.
+func New(name string, cfg Config) (Aggregator, error) {
+	ctor, ok := registry[name]
+	if !ok {
+		return nil, fmt.Errorf("aggregate: unknown rule %q (known: %v)", name, Names())
+	}
+	if err := cfg.checkCommon(); err != nil {
+		return nil, fmt.Errorf("aggregate: rule %q: %w", name, err)
+	}
+	a, err := ctor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("aggregate: rule %q: %w", name, err)
+	}
+	return a, nil
+}
+
+// Names lists the registered rules in lexical order.
+func Names() []string {
+	names := make([]string, 0, len(registry))
+	for n := range registry {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// checkCommon validates σ and R.
+func (c Config) checkCommon() error {
+	if !(c.Sigma >= 0) || math.IsInf(c.Sigma, 0) {
+		return fmt.Errorf("noise multiplier σ must be finite and ≥ 0, got %v", c.Sigma)
+	}
+	if !(c.ClipNorm >= 0) || math.IsInf(c.ClipNorm, 0) {
+		return fmt.Errorf("clip norm R must be finite and ≥ 0, got %v", c.ClipNorm)
+	}
+	if c.Sigma > 0 && c.ClipNorm == 0 {
+		return fmt.Errorf("noise multiplier σ = %v > 0 needs a clip norm R > 0", c.Sigma)
+	}
+	if c.F < 0 {
+		return fmt.Errorf("F must be ≥ 0, got %d", c.F)
+	}
+	return nil
+}
+
+// nonPrivateOnly rejects σ > 0 for a rule whose sensitivity makes Gaussian
+// noise useless; why is the rule's doc comment.
+func nonPrivateOnly(c Config, why string) error {
+	if c.Sigma != 0 {
+		return fmt.Errorf("only σ = 0 (non-private) is supported: %s", why)
+	}
+	return nil
+}
