@@ -1,0 +1,216 @@
+package model
+
+import (
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
+)
+
+// convGeom is the geometry of one 2-D convolution on a chunk of examples.
+//
+// Inputs are (C, H, W) per example when chw is set (the raw model input) and
+// (H, W, C) otherwise (the output of an earlier layer). Outputs are always
+// (H, W, C). The unfolded patch matrix of one example has L = outH·outW rows
+// and K = k·k·inC columns ordered (kh, kw, c), so that the kernel is the
+// K × outC matrix of the Keras layout (kh, kw, inC, outC).
+type convGeom struct {
+	inC, inH, inW        int
+	chw                  bool
+	outC, k, stride, pad int
+	outH, outW           int
+}
+
+func (g *convGeom) inSize() int  { return g.inC * g.inH * g.inW }
+func (g *convGeom) outSize() int { return g.outC * g.outH * g.outW }
+func (g *convGeom) rows() int    { return g.outH * g.outW }
+func (g *convGeom) cols() int    { return g.k * g.k * g.inC }
+
+// im2col unfolds n examples of in (n × inSize) into cols (n·L × K).
+func (g *convGeom) im2col(in []float32, n int, cols []float32) {
+	K, L := g.cols(), g.rows()
+	isz := g.inSize()
+	for e := 0; e < n; e++ {
+		x := in[e*isz : (e+1)*isz]
+		base := cols[e*L*K : (e+1)*L*K]
+		r := 0
+		for oh := 0; oh < g.outH; oh++ {
+			h0 := oh*g.stride - g.pad
+			for ow := 0; ow < g.outW; ow++ {
+				w0 := ow*g.stride - g.pad
+				row := base[r*K : (r+1)*K]
+				r++
+				j := 0
+				for ki := 0; ki < g.k; ki++ {
+					h := h0 + ki
+					if h < 0 || h >= g.inH {
+						clear(row[j : j+g.k*g.inC])
+						j += g.k * g.inC
+						continue
+					}
+					if g.chw {
+						for kj := 0; kj < g.k; kj++ {
+							w := w0 + kj
+							if w < 0 || w >= g.inW {
+								clear(row[j : j+g.inC])
+							} else {
+								src := h*g.inW + w
+								for c := 0; c < g.inC; c++ {
+									row[j+c] = x[src+c*g.inH*g.inW]
+								}
+							}
+							j += g.inC
+						}
+						continue
+					}
+					// HWC: a kernel row is one contiguous run when fully inside.
+					if w0 >= 0 && w0+g.k <= g.inW {
+						src := (h*g.inW + w0) * g.inC
+						copy(row[j:j+g.k*g.inC], x[src:src+g.k*g.inC])
+						j += g.k * g.inC
+						continue
+					}
+					for kj := 0; kj < g.k; kj++ {
+						w := w0 + kj
+						if w < 0 || w >= g.inW {
+							clear(row[j : j+g.inC])
+						} else {
+							src := (h*g.inW + w) * g.inC
+							copy(row[j:j+g.inC], x[src:src+g.inC])
+						}
+						j += g.inC
+					}
+				}
+			}
+		}
+	}
+}
+
+// col2im adds the patch gradients dcols (n·L × K) back into din (n × inSize),
+// which is zeroed first.
+func (g *convGeom) col2im(dcols []float32, n int, din []float32) {
+	K, L := g.cols(), g.rows()
+	isz := g.inSize()
+	clear(din[:n*isz])
+	for e := 0; e < n; e++ {
+		x := din[e*isz : (e+1)*isz]
+		base := dcols[e*L*K : (e+1)*L*K]
+		r := 0
+		for oh := 0; oh < g.outH; oh++ {
+			h0 := oh*g.stride - g.pad
+			for ow := 0; ow < g.outW; ow++ {
+				w0 := ow*g.stride - g.pad
+				row := base[r*K : (r+1)*K]
+				r++
+				j := 0
+				for ki := 0; ki < g.k; ki++ {
+					h := h0 + ki
+					if h < 0 || h >= g.inH {
+						j += g.k * g.inC
+						continue
+					}
+					for kj := 0; kj < g.k; kj++ {
+						w := w0 + kj
+						if w >= 0 && w < g.inW {
+							if g.chw {
+								dst := h*g.inW + w
+								for c := 0; c < g.inC; c++ {
+									x[dst+c*g.inH*g.inW] += row[j+c]
+								}
+							} else {
+								dst := (h*g.inW + w) * g.inC
+								d := x[dst : dst+g.inC]
+								for c, v := range row[j : j+g.inC] {
+									d[c] += v
+								}
+							}
+						}
+						j += g.inC
+					}
+				}
+			}
+		}
+	}
+}
+
+// poolGeom is the geometry of a max-pooling layer on (H, W, C) inputs,
+// without padding.
+type poolGeom struct {
+	c, inH, inW int
+	k, stride   int
+	outH, outW  int
+}
+
+func (g *poolGeom) inSize() int  { return g.c * g.inH * g.inW }
+func (g *poolGeom) outSize() int { return g.c * g.outH * g.outW }
+
+// forward writes the window maxima of n examples into out and the index of
+// each maximum (within its example) into arg. Ties go to the first element
+// in (kh, kw) order.
+func (g *poolGeom) forward(in []float32, n int, out []float32, arg []int32) {
+	isz, osz := g.inSize(), g.outSize()
+	C := g.c
+	for e := 0; e < n; e++ {
+		x := in[e*isz : (e+1)*isz]
+		y := out[e*osz : (e+1)*osz]
+		a := arg[e*osz : (e+1)*osz]
+		o := 0
+		for oh := 0; oh < g.outH; oh++ {
+			for ow := 0; ow < g.outW; ow++ {
+				first := (oh*g.stride*g.inW + ow*g.stride) * C
+				copy(y[o:o+C], x[first:first+C])
+				for c := 0; c < C; c++ {
+					a[o+c] = int32(first + c)
+				}
+				for ki := 0; ki < g.k; ki++ {
+					for kj := 0; kj < g.k; kj++ {
+						if ki == 0 && kj == 0 {
+							continue
+						}
+						src := ((oh*g.stride+ki)*g.inW + ow*g.stride + kj) * C
+						xs := x[src : src+C]
+						ys := y[o : o+C]
+						as := a[o : o+C]
+						for c, v := range xs {
+							if v > ys[c] {
+								ys[c] = v
+								as[c] = int32(src + c)
+							}
+						}
+					}
+				}
+				o += C
+			}
+		}
+	}
+}
+
+// backward routes the output gradients dout of n examples to the argmax
+// positions of din, which is zeroed first.
+func (g *poolGeom) backward(dout []float32, arg []int32, n int, din []float32) {
+	isz, osz := g.inSize(), g.outSize()
+	clear(din[:n*isz])
+	for e := 0; e < n; e++ {
+		d := din[e*isz : (e+1)*isz]
+		a := arg[e*osz : (e+1)*osz]
+		for o, v := range dout[e*osz : (e+1)*osz] {
+			d[a[o]] += v
+		}
+	}
+}
+
+// gemm computes C = alpha·op(A)·op(B) + beta·C for row-major dense matrices.
+func gemm(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	ta, tb := blas.NoTrans, blas.NoTrans
+	ar, ac := m, k
+	if tA {
+		ta, ar, ac = blas.Trans, k, m
+	}
+	br, bc := k, n
+	if tB {
+		tb, br, bc = blas.Trans, n, k
+	}
+	blas32.Gemm(ta, tb, alpha,
+		blas32.General{Rows: ar, Cols: ac, Stride: lda, Data: a},
+		blas32.General{Rows: br, Cols: bc, Stride: ldb, Data: b},
+		beta,
+		blas32.General{Rows: m, Cols: n, Stride: ldc, Data: c})
+}

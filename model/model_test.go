@@ -1,0 +1,308 @@
+package model
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+var testSpecs = []Spec{
+	{Arch: "tfp-cnn", InputShape: []int{1, 28, 28}, Classes: 10},
+	{Arch: "tfp-cnn", InputShape: []int{3, 32, 32}, Classes: 10},
+	{Arch: "tfp-cnn", InputShape: []int{2, 16, 16}, Classes: 3},
+	{Arch: "pdp-cnn-mnist", InputShape: []int{1, 28, 28}, Classes: 10},
+	{Arch: "pdp-cnn-svhn", InputShape: []int{3, 32, 32}, Classes: 10},
+	{Arch: "pdp-cnn-svhn", InputShape: []int{3, 16, 16}, Classes: 4},
+	{Arch: "logreg", InputShape: []int{22}, Classes: 2},
+	{Arch: "logreg", InputShape: []int{9}, Classes: 5},
+	{Arch: "linreg", InputShape: []int{13}, Classes: 1, L2: 0.3},
+	{Arch: "linreg", InputShape: []int{6}, Classes: 1},
+}
+
+func specName(s Spec) string { return fmt.Sprintf("%s%v/%d/%g", s.Arch, s.InputShape, s.Classes, s.L2) }
+
+// randomBatch draws inputs in [0, 1) (or N(0,1) for vector models), labels
+// and targets.
+func randomBatch(s Spec, m int, rng *rand.Rand) Batch {
+	d := 1
+	for _, v := range s.InputShape {
+		d *= v
+	}
+	b := Batch{X: make([]float32, m*d), M: m}
+	for i := range b.X {
+		if len(s.InputShape) == 3 {
+			b.X[i] = rng.Float32()
+		} else {
+			b.X[i] = float32(rng.NormFloat64())
+		}
+	}
+	if s.Arch == "linreg" {
+		b.Targets = make([]float32, m)
+		for i := range b.Targets {
+			b.Targets[i] = float32(rng.NormFloat64())
+		}
+	} else {
+		b.Labels = make([]int, m)
+		for i := range b.Labels {
+			b.Labels[i] = rng.IntN(s.Classes)
+		}
+	}
+	return b
+}
+
+// perturbed returns a model whose parameters are its initialisation plus
+// noise, so that zero-initialised models and biases are exercised too.
+func perturbed(t *testing.T, s Spec, seed uint64) Model {
+	t.Helper()
+	m, err := New(s, seed)
+	if err != nil {
+		t.Fatalf("New(%v): %v", s, err)
+	}
+	rng := rand.New(rand.NewPCG(seed, 1))
+	p := m.Params()
+	for i := range p {
+		p[i] += float32(0.05 * rng.NormFloat64())
+	}
+	if err := m.SetParams(p); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func example(b Batch, i, d int) Batch {
+	e := Batch{X: b.X[i*d : (i+1)*d], M: 1}
+	if b.Labels != nil {
+		e.Labels = b.Labels[i : i+1]
+	}
+	if b.Targets != nil {
+		e.Targets = b.Targets[i : i+1]
+	}
+	return e
+}
+
+func closeTo(got, want, rel, abs float64) bool {
+	return math.Abs(got-want) <= abs+rel*math.Abs(want)
+}
+
+func TestNumParams(t *testing.T) {
+	for _, tc := range []struct {
+		s    Spec
+		want int
+	}{
+		// TF-Privacy tutorial: 1040 + 8224 + 16416 + 330.
+		{Spec{Arch: "tfp-cnn", InputShape: []int{1, 28, 28}, Classes: 10}, 26010},
+		// CIFAR-shaped: 3072+16 + 8192+32 + 800·32+32 + 330.
+		{Spec{Arch: "tfp-cnn", InputShape: []int{3, 32, 32}, Classes: 10}, 37274},
+		{Spec{Arch: "tfp-cnn", InputShape: []int{1, 28, 28}, Classes: 26}, 26010 - 330 + 32*26 + 26},
+		{Spec{Arch: "pdp-cnn-mnist", InputShape: []int{1, 28, 28}, Classes: 10}, 26010},
+		// LeNet-5: 456 + 2416 + 48120 + 10164 + 850.
+		{Spec{Arch: "pdp-cnn-svhn", InputShape: []int{3, 32, 32}, Classes: 10}, 62006},
+		{Spec{Arch: "logreg", InputShape: []int{22}, Classes: 2}, 46},
+		{Spec{Arch: "linreg", InputShape: []int{22}, Classes: 1}, 22},
+	} {
+		m, err := New(tc.s, 1)
+		if err != nil {
+			t.Fatalf("New(%v): %v", tc.s, err)
+		}
+		if got := m.NumParams(); got != tc.want || len(m.Params()) != tc.want {
+			t.Errorf("%s: NumParams = %d, len(Params) = %d, want %d", specName(tc.s), got, len(m.Params()), tc.want)
+		}
+	}
+}
+
+func TestNewErrors(t *testing.T) {
+	for _, s := range []Spec{
+		{Arch: "resnet", InputShape: []int{1, 28, 28}, Classes: 10},
+		{Arch: "tfp-cnn", InputShape: []int{784}, Classes: 10},
+		{Arch: "tfp-cnn", InputShape: []int{1, 8, 8}, Classes: 10},
+		{Arch: "tfp-cnn", InputShape: []int{1, 28, 0}, Classes: 10},
+		{Arch: "tfp-cnn", InputShape: []int{1, 28, 28}, Classes: 1},
+		{Arch: "logreg", InputShape: []int{1, 28, 28}, Classes: 10},
+		{Arch: "logreg", InputShape: []int{10}, Classes: 2, L2: 1},
+		{Arch: "linreg", InputShape: []int{10}, Classes: 2},
+		{Arch: "linreg", InputShape: []int{10}, Classes: 1, L2: -1},
+		{Arch: "linreg", InputShape: []int{10}, Classes: 1, L2: math.NaN()},
+	} {
+		if _, err := New(s, 1); err == nil {
+			t.Errorf("New(%+v): no error", s)
+		}
+	}
+}
+
+// TestPredictMatchesReference checks the forward pass (and so the parameter
+// layout) against the independent float64 reference.
+func TestPredictMatchesReference(t *testing.T) {
+	for _, s := range testSpecs {
+		t.Run(specName(s), func(t *testing.T) {
+			m := perturbed(t, s, 3)
+			rng := rand.New(rand.NewPCG(4, 4))
+			const n = 70
+			b := randomBatch(s, n, rng)
+			out := make([]float32, n*s.Classes)
+			if err := m.Predict(b.X, n, out); err != nil {
+				t.Fatal(err)
+			}
+			theta := f64(m.Params())
+			d := len(b.X) / n
+			for i := 0; i < n; i++ {
+				want := refForward(s, theta, f64(b.X[i*d:(i+1)*d]))
+				for c, w := range want {
+					if g := float64(out[i*s.Classes+c]); !closeTo(g, w, 1e-4, 1e-4) {
+						t.Fatalf("example %d output %d: got %v, want %v", i, c, g, w)
+					}
+				}
+			}
+		})
+	}
+}
+
+func f64(x []float32) []float64 {
+	r := make([]float64, len(x))
+	for i, v := range x {
+		r[i] = float64(v)
+	}
+	return r
+}
+
+// TestPerExampleGrads checks, for batch sizes around the chunk boundaries,
+// that each per-example gradient equals the batch-of-one gradient, that the
+// losses match the reference and that the rows sum to BatchGrad.
+func TestPerExampleGrads(t *testing.T) {
+	for _, s := range testSpecs {
+		t.Run(specName(s), func(t *testing.T) {
+			m := perturbed(t, s, 5)
+			chunk := m.(*net).chunk
+			P := m.NumParams()
+			theta := f64(m.Params())
+			rng := rand.New(rand.NewPCG(6, 6))
+			for _, M := range []int{0, 1, 2, 7, chunk - 1, chunk, chunk + 1, 2*chunk + 3} {
+				b := randomBatch(s, M, rng)
+				d := 0
+				if M > 0 {
+					d = len(b.X) / M
+				}
+				grads := make([]float32, M*P)
+				for i := range grads {
+					grads[i] = float32(math.NaN()) // must be overwritten
+				}
+				losses := make([]float32, M)
+				if err := m.PerExampleGrads(b, grads, losses); err != nil {
+					t.Fatal(err)
+				}
+				batch := make([]float32, P)
+				for i := range batch {
+					batch[i] = 7 // must be overwritten
+				}
+				lossSum, err := m.BatchGrad(b, batch)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var wantLoss float64
+				for i := 0; i < M; i++ {
+					wantLoss += float64(losses[i])
+				}
+				if !closeTo(lossSum, wantLoss, 1e-5, 1e-5) {
+					t.Errorf("M=%d: BatchGrad loss %v, sum of per-example losses %v", M, lossSum, wantLoss)
+				}
+				// Rows sum to the batch gradient.
+				for k := 0; k < P; k++ {
+					var s64 float64
+					for i := 0; i < M; i++ {
+						s64 += float64(grads[i*P+k])
+					}
+					if !closeTo(float64(batch[k]), s64, 1e-3, 1e-4) {
+						t.Fatalf("M=%d: param %d: BatchGrad %v, sum of per-example %v", M, k, batch[k], s64)
+					}
+				}
+				// Each row equals the batch-of-one gradient (checked on a
+				// spread of rows, including both sides of chunk boundaries).
+				one := make([]float32, P)
+				for _, i := range []int{0, 1, chunk - 1, chunk, M - 2, M - 1} {
+					if i < 0 || i >= M {
+						continue
+					}
+					e := example(b, i, d)
+					l1, err := m.BatchGrad(e, one)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !closeTo(l1, float64(losses[i]), 1e-5, 1e-6) {
+						t.Errorf("M=%d example %d: loss %v, batch-of-one loss %v", M, i, losses[i], l1)
+					}
+					if rl := refLoss(s, theta, f64(e.X), labelOf(e), targetOf(e)); !closeTo(l1, rl, 1e-4, 1e-5) {
+						t.Errorf("M=%d example %d: loss %v, reference %v", M, i, l1, rl)
+					}
+					for k := 0; k < P; k++ {
+						if g, w := grads[i*P+k], one[k]; !closeTo(float64(g), float64(w), 1e-4, 1e-6) {
+							t.Fatalf("M=%d example %d param %d: per-example %v, batch-of-one %v", M, i, k, g, w)
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+func labelOf(b Batch) int {
+	if b.Labels == nil {
+		return 0
+	}
+	return b.Labels[0]
+}
+
+func targetOf(b Batch) float64 {
+	if b.Targets == nil {
+		return 0
+	}
+	return float64(b.Targets[0])
+}
+
+// TestGradFiniteDifferences compares per-example gradients with central
+// differences of the float64 reference loss on small models.
+func TestGradFiniteDifferences(t *testing.T) {
+	for _, s := range testSpecs {
+		if len(s.InputShape) == 3 && s.InputShape[1] > 16 && testing.Short() {
+			continue
+		}
+		t.Run(specName(s), func(t *testing.T) {
+			m := perturbed(t, s, 8)
+			P := m.NumParams()
+			rng := rand.New(rand.NewPCG(9, 9))
+			const M = 3
+			b := randomBatch(s, M, rng)
+			d := len(b.X) / M
+			grads := make([]float32, M*P)
+			losses := make([]float32, M)
+			if err := m.PerExampleGrads(b, grads, losses); err != nil {
+				t.Fatal(err)
+			}
+			theta := f64(m.Params())
+			coords := rng.Perm(P)[:min(P, 40)]
+			// Include the last parameters (the output layer's biases).
+			coords = append(coords, P-1)
+			const h = 1e-5
+			for i := 0; i < M; i++ {
+				e := example(b, i, d)
+				x := f64(e.X)
+				var bad int
+				for _, k := range coords {
+					old := theta[k]
+					theta[k] = old + h
+					lp := refLoss(s, theta, x, labelOf(e), targetOf(e))
+					theta[k] = old - h
+					lm := refLoss(s, theta, x, labelOf(e), targetOf(e))
+					theta[k] = old
+					fd := (lp - lm) / (2 * h)
+					if g := float64(grads[i*P+k]); !closeTo(g, fd, 2e-3, 2e-4) {
+						bad++
+						t.Errorf("example %d param %d: gradient %v, central difference %v", i, k, g, fd)
+					}
+				}
+				if bad > 0 {
+					t.Fatalf("example %d: %d of %d coordinates disagree", i, bad, len(coords))
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,457 @@
+package model
+
+import (
+	"fmt"
+	"math"
+	"sync"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// numWorkers is the number of graphs a model runs concurrently. It is fixed
+// (not GOMAXPROCS) so that summation order, and hence every result, does not
+// depend on the machine.
+const numWorkers = 2
+
+// chunkSize returns the rows per graph run for an architecture.
+func chunkSize(layers []layer) int {
+	if layers[0].kind == layerConv {
+		return 64
+	}
+	return 256
+}
+
+// net is a Model built from a layer list; see New.
+type net struct {
+	spec   Spec
+	layers []layer
+	loss   int
+	p      int
+	in     int // input features per example
+	params []float32
+	chunk  int
+	w      [numWorkers]*worker
+	l2     float32
+}
+
+// worker is one compiled graph of chunk size n with its buffers.
+type worker struct {
+	n        int
+	g        *G.ExprGraph
+	vm       G.VM
+	pvm      G.VM // forward-only machine for Predict
+	x, y, m  []float32
+	convs    []*convOp  // per parameterised layer (nil if dense)
+	denses   []*denseOp // per parameterised layer (nil if conv)
+	dz       []*G.Node  // ∂loss/∂z per parameterised layer
+	plays    []*layer   // parameterised layers
+	lossOp   *lossOp
+	logits   []float32 // output buffer of the last layer
+	acc      []float32 // batch-gradient accumulator (len P)
+	lossSum  float64
+	err      error
+	tmpBias  []float32
+	outDense *denseOp
+}
+
+func newNet(s Spec, seed uint64) (*net, error) {
+	layers, init, loss, err := archLayers(s)
+	if err != nil {
+		return nil, err
+	}
+	p, err := resolve(s, layers)
+	if err != nil {
+		return nil, err
+	}
+	s.InputShape = append([]int(nil), s.InputShape...)
+	n := &net{spec: s, layers: layers, loss: loss, p: p, in: layers[0].in, params: make([]float32, p), chunk: chunkSize(layers), l2: float32(s.L2)}
+	initParams(layers, init, n.params, seed)
+	for i := range n.w {
+		if n.w[i], err = n.newWorker(n.chunk); err != nil {
+			return nil, fmt.Errorf("model: %s: building graph: %w", s.Arch, err)
+		}
+	}
+	return n, nil
+}
+
+func (n *net) newWorker(size int) (*worker, error) {
+	w := &worker{n: size, g: G.NewGraph(), acc: make([]float32, n.p)}
+	g := w.g
+	xt, xd := newMat(size, n.in)
+	w.x = xd
+	x := G.NewMatrix(g, G.Float32, G.WithShape(size, n.in), G.WithName("x"), G.WithValue(xt))
+	w.y = make([]float32, size)
+	w.m = make([]float32, size)
+	y := G.NewVector(g, G.Float32, G.WithShape(size), G.WithName("y"), G.WithValue(tensor.New(tensor.WithShape(size), tensor.WithBacking(w.y))))
+	mk := G.NewVector(g, G.Float32, G.WithShape(size), G.WithName("mask"), G.WithValue(tensor.New(tensor.WithShape(size), tensor.WithBacking(w.m))))
+
+	var es G.Nodes
+	a := x
+	first := true
+	for i := range n.layers {
+		l := &n.layers[i]
+		name := fmt.Sprintf("L%d", i)
+		var err error
+		switch l.kind {
+		case layerConv, layerDense:
+			wt := tensor.New(tensor.WithShape(l.nW/l.outC, l.outC), tensor.WithBacking(n.params[l.off:l.off+l.nW]))
+			wn := G.NewMatrix(g, G.Float32, G.WithShape(l.nW/l.outC, l.outC), G.WithName(name+"W"), G.WithValue(wt))
+			et, _ := newMat(size, l.out)
+			e := G.NewMatrix(g, G.Float32, G.WithShape(size, l.out), G.WithName(name+"e"), G.WithValue(et))
+			es = append(es, e)
+			args := G.Nodes{a, wn}
+			if l.nB > 0 {
+				bt := tensor.New(tensor.WithShape(l.nB), tensor.WithBacking(n.params[l.off+l.nW:l.off+l.nW+l.nB]))
+				args = append(args, G.NewVector(g, G.Float32, G.WithShape(l.nB), G.WithName(name+"b"), G.WithValue(bt)))
+			}
+			args = append(args, e)
+			if l.kind == layerConv {
+				op := newConvOp(name, size, l.conv, !first)
+				w.convs = append(w.convs, op)
+				w.denses = append(w.denses, nil)
+				a, err = G.ApplyOp(op, args...)
+			} else {
+				op := newDenseOp(name, size, l.in, l.outC, l.nB > 0, !first)
+				w.convs = append(w.convs, nil)
+				w.denses = append(w.denses, op)
+				w.outDense = op
+				a, err = G.ApplyOp(op, args...)
+			}
+			w.plays = append(w.plays, l)
+			first = false
+		case layerReLU:
+			a, err = G.ApplyOp(newReluOp(name, size, l.out), a)
+		case layerPool:
+			a, err = G.ApplyOp(newPoolOp(name, size, l.pool), a)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("layer %d: %w", i, err)
+		}
+	}
+	logits := a
+	w.logits = w.outDense.outData
+	classes := n.layers[len(n.layers)-1].out
+	w.lossOp = &lossOp{opBase: opBase{name: "loss", n: size}, kind: n.loss, classes: classes, losses: make([]float32, size)}
+	cost, err := G.ApplyOp(w.lossOp, logits, y, mk)
+	if err != nil {
+		return nil, fmt.Errorf("loss: %w", err)
+	}
+	if w.dz, err = G.Grad(cost, es...); err != nil {
+		return nil, fmt.Errorf("differentiating: %w", err)
+	}
+	w.vm = G.NewTapeMachine(g)
+	w.pvm = G.NewTapeMachine(g.SubgraphRoots(logits))
+	w.tmpBias = make([]float32, 0)
+	return w, nil
+}
+
+// load copies rows [start, start+cnt) of b into the worker's inputs,
+// zero-padding the rest of the chunk and masking it out.
+func (n *net) load(w *worker, b *Batch, start, cnt int) {
+	copy(w.x, b.X[start*n.in:(start+cnt)*n.in])
+	clear(w.x[cnt*n.in:])
+	for i := 0; i < w.n; i++ {
+		if i >= cnt {
+			w.y[i], w.m[i] = 0, 0
+			continue
+		}
+		w.m[i] = 1
+		if n.loss == lossSquared {
+			w.y[i] = b.Targets[start+i]
+		} else {
+			w.y[i] = float32(b.Labels[start+i])
+		}
+	}
+}
+
+func (w *worker) run() error {
+	w.vm.Reset()
+	return w.vm.RunAll()
+}
+
+// gradOut returns ∂loss/∂z of parameterised layer j after a run.
+func (w *worker) gradOut(j int) ([]float32, error) {
+	v := w.dz[j].Value()
+	if v == nil {
+		return nil, fmt.Errorf("model: no gradient value for layer %d", j)
+	}
+	return f32s(v)
+}
+
+// accumulate adds the chunk's summed weight gradients to w.acc.
+func (w *worker) accumulate() error {
+	for j, l := range w.plays {
+		dz, err := w.gradOut(j)
+		if err != nil {
+			return err
+		}
+		gw := w.acc[l.off : l.off+l.nW]
+		gb := w.acc[l.off+l.nW : l.off+l.nW+l.nB]
+		if c := w.convs[j]; c != nil {
+			g := c.g
+			rows := w.n * g.rows()
+			gemm(true, false, g.cols(), g.outC, rows, 1, c.cols, g.cols(), dz, g.outC, 1, gw, g.outC)
+			addRows(gb, dz, rows)
+			continue
+		}
+		d := w.denses[j]
+		gemm(true, false, d.in, d.outN, w.n, 1, d.lastA, d.in, dz, d.outN, 1, gw, d.outN)
+		if l.nB > 0 {
+			addRows(gb, dz, w.n)
+		}
+	}
+	return nil
+}
+
+// perExample writes the gradients of the first cnt rows of the chunk into
+// grads, one row of length P each.
+func (w *worker) perExample(cnt, p int, grads []float32) error {
+	for j, l := range w.plays {
+		dz, err := w.gradOut(j)
+		if err != nil {
+			return err
+		}
+		if c := w.convs[j]; c != nil {
+			g := c.g
+			L, K, C := g.rows(), g.cols(), g.outC
+			for i := 0; i < cnt; i++ {
+				row := grads[i*p+l.off : i*p+l.off+l.nW+l.nB]
+				dzi := dz[i*L*C : (i+1)*L*C]
+				gemm(true, false, K, C, L, 1, c.cols[i*L*K:(i+1)*L*K], K, dzi, C, 0, row[:l.nW], C)
+				gb := row[l.nW:]
+				clear(gb)
+				addRows(gb, dzi, L)
+			}
+			continue
+		}
+		d := w.denses[j]
+		for i := 0; i < cnt; i++ {
+			row := grads[i*p+l.off : i*p+l.off+l.nW+l.nB]
+			ai := d.lastA[i*d.in : (i+1)*d.in]
+			dzi := dz[i*d.outN : (i+1)*d.outN]
+			for r, av := range ai {
+				dst := row[r*d.outN : (r+1)*d.outN]
+				for c, gv := range dzi {
+					dst[c] = av * gv
+				}
+			}
+			if l.nB > 0 {
+				copy(row[l.nW:], dzi)
+			}
+		}
+	}
+	return nil
+}
+
+// addRows adds the rows of the rows × len(dst) matrix m to dst.
+func addRows(dst, m []float32, rows int) {
+	c := len(dst)
+	for r := 0; r < rows; r++ {
+		for k, v := range m[r*c : (r+1)*c] {
+			dst[k] += v
+		}
+	}
+}
+
+// forChunks runs f on the chunks of an m-row batch, chunk k on worker
+// k mod numWorkers, workers in parallel. Errors are collected per worker.
+func (n *net) forChunks(m int, f func(w *worker, start, cnt int) error) error {
+	chunks := (m + n.chunk - 1) / n.chunk
+	var wg sync.WaitGroup
+	for wi := 0; wi < numWorkers && wi < chunks; wi++ {
+		w := n.w[wi]
+		w.err = nil
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := wi; k < chunks; k += numWorkers {
+				start := k * n.chunk
+				cnt := min(n.chunk, m-start)
+				if err := f(w, start, cnt); err != nil {
+					w.err = err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for wi := range n.w {
+		if n.w[wi].err != nil {
+			return n.w[wi].err
+		}
+	}
+	return nil
+}
+
+func (n *net) checkBatch(b Batch) error {
+	if b.M < 0 {
+		return fmt.Errorf("model: %s: negative batch size %d", n.spec.Arch, b.M)
+	}
+	if len(b.X) != b.M*n.in {
+		return fmt.Errorf("model: %s: batch of %d examples needs len(X) = %d×%d = %d, got %d", n.spec.Arch, b.M, b.M, n.in, b.M*n.in, len(b.X))
+	}
+	if n.loss == lossSquared {
+		if len(b.Targets) != b.M {
+			return fmt.Errorf("model: %s: batch of %d examples needs %d targets, got %d", n.spec.Arch, b.M, b.M, len(b.Targets))
+		}
+		for i, t := range b.Targets {
+			if math.IsNaN(float64(t)) || math.IsInf(float64(t), 0) {
+				return fmt.Errorf("model: %s: target %d is %v", n.spec.Arch, i, t)
+			}
+		}
+		return nil
+	}
+	if len(b.Labels) != b.M {
+		return fmt.Errorf("model: %s: batch of %d examples needs %d labels, got %d", n.spec.Arch, b.M, b.M, len(b.Labels))
+	}
+	for i, y := range b.Labels {
+		if y < 0 || y >= n.spec.Classes {
+			return fmt.Errorf("model: %s: label %d of example %d outside [0, %d)", n.spec.Arch, y, i, n.spec.Classes)
+		}
+	}
+	return nil
+}
+
+func (n *net) Spec() Spec {
+	s := n.spec
+	s.InputShape = append([]int(nil), s.InputShape...)
+	return s
+}
+
+func (n *net) NumParams() int { return n.p }
+
+func (n *net) Params() []float32 { return append([]float32(nil), n.params...) }
+
+func (n *net) SetParams(p []float32) error {
+	if len(p) != n.p {
+		return fmt.Errorf("model: %s: SetParams: got %d parameters, want %d", n.spec.Arch, len(p), n.p)
+	}
+	copy(n.params, p)
+	return nil
+}
+
+func (n *net) Step(u []float32) error {
+	if len(u) != n.p {
+		return fmt.Errorf("model: %s: Step: update has length %d, want %d", n.spec.Arch, len(u), n.p)
+	}
+	for i, v := range u {
+		n.params[i] -= v
+	}
+	return nil
+}
+
+// ridge returns (μ/2)‖θ‖² for linreg (0 elsewhere).
+func (n *net) ridge() float64 {
+	if n.l2 == 0 {
+		return 0
+	}
+	var s float64
+	for _, v := range n.params {
+		s += float64(v) * float64(v)
+	}
+	return float64(n.l2) / 2 * s
+}
+
+func (n *net) BatchGrad(b Batch, grad []float32) (float64, error) {
+	if err := n.checkBatch(b); err != nil {
+		return 0, err
+	}
+	if len(grad) != n.p {
+		return 0, fmt.Errorf("model: %s: BatchGrad: grad has length %d, want %d", n.spec.Arch, len(grad), n.p)
+	}
+	for _, w := range n.w {
+		clear(w.acc)
+		w.lossSum = 0
+	}
+	err := n.forChunks(b.M, func(w *worker, start, cnt int) error {
+		n.load(w, &b, start, cnt)
+		if err := w.run(); err != nil {
+			return err
+		}
+		for _, l := range w.lossOp.losses[:cnt] {
+			w.lossSum += float64(l)
+		}
+		return w.accumulate()
+	})
+	if err != nil {
+		return 0, fmt.Errorf("model: %s: BatchGrad: %w", n.spec.Arch, err)
+	}
+	copy(grad, n.w[0].acc)
+	loss := n.w[0].lossSum
+	for _, w := range n.w[1:] {
+		for i, v := range w.acc {
+			grad[i] += v
+		}
+		loss += w.lossSum
+	}
+	if n.l2 != 0 && b.M > 0 {
+		s := n.l2 * float32(b.M)
+		for i, v := range n.params {
+			grad[i] += s * v
+		}
+		loss += float64(b.M) * n.ridge()
+	}
+	return loss, nil
+}
+
+func (n *net) PerExampleGrads(b Batch, grads []float32, losses []float32) error {
+	if err := n.checkBatch(b); err != nil {
+		return err
+	}
+	if len(grads) != b.M*n.p {
+		return fmt.Errorf("model: %s: PerExampleGrads: grads has length %d, want M·P = %d·%d = %d", n.spec.Arch, len(grads), b.M, n.p, b.M*n.p)
+	}
+	if len(losses) != b.M {
+		return fmt.Errorf("model: %s: PerExampleGrads: losses has length %d, want %d", n.spec.Arch, len(losses), b.M)
+	}
+	err := n.forChunks(b.M, func(w *worker, start, cnt int) error {
+		n.load(w, &b, start, cnt)
+		if err := w.run(); err != nil {
+			return err
+		}
+		copy(losses[start:start+cnt], w.lossOp.losses[:cnt])
+		return w.perExample(cnt, n.p, grads[start*n.p:(start+cnt)*n.p])
+	})
+	if err != nil {
+		return fmt.Errorf("model: %s: PerExampleGrads: %w", n.spec.Arch, err)
+	}
+	if n.l2 != 0 {
+		r := float32(n.ridge())
+		for i := 0; i < b.M; i++ {
+			row := grads[i*n.p : (i+1)*n.p]
+			for k, v := range n.params {
+				row[k] += n.l2 * v
+			}
+			losses[i] += r
+		}
+	}
+	return nil
+}
+
+func (n *net) Predict(x []float32, m int, out []float32) error {
+	if m < 0 {
+		return fmt.Errorf("model: %s: Predict: negative count %d", n.spec.Arch, m)
+	}
+	if len(x) != m*n.in {
+		return fmt.Errorf("model: %s: Predict: %d inputs need len(x) = %d, got %d", n.spec.Arch, m, m*n.in, len(x))
+	}
+	c := n.spec.Classes
+	if len(out) != m*c {
+		return fmt.Errorf("model: %s: Predict: out has length %d, want %d", n.spec.Arch, len(out), m*c)
+	}
+	err := n.forChunks(m, func(w *worker, start, cnt int) error {
+		copy(w.x, x[start*n.in:(start+cnt)*n.in])
+		clear(w.x[cnt*n.in:])
+		w.pvm.Reset()
+		if err := w.pvm.RunAll(); err != nil {
+			return err
+		}
+		copy(out[start*c:(start+cnt)*c], w.logits[:cnt*c])
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("model: %s: Predict: %w", n.spec.Arch, err)
+	}
+	return nil
+}

@@ -1,0 +1,525 @@
+package model
+
+import (
+	"fmt"
+	"hash"
+	"hash/fnv"
+	"math"
+
+	"github.com/chewxy/hm"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// This file holds the Gorgonia ops the models are built from. Each op is
+// bound to one graph of fixed chunk size n and owns its output buffer, so a
+// compiled graph runs without allocating tensors. Activations are n × F
+// matrices; images are (H, W, C) per row after the first convolution, which
+// needs no transposes anywhere.
+//
+// The forward ops of parameterised layers take an extra zero-valued input e
+// (z = f(a; θ) + e); differentiating the loss with respect to e yields
+// ∂loss/∂z, from which per-example weight gradients are formed outside the
+// graph. Weight nodes are not differentiated by Gorgonia.
+
+// opBase carries what every op shares.
+type opBase struct {
+	name string // unique within a graph
+	n    int    // chunk size (rows)
+}
+
+func (o *opBase) ReturnsPtr() bool      { return false }
+func (o *opBase) CallsExtern() bool     { return false }
+func (o *opBase) OverwritesInput() int  { return -1 }
+func (o *opBase) String() string        { return o.name }
+func (o *opBase) WriteHash(h hash.Hash) { fmt.Fprint(h, o.name) }
+func (o *opBase) Hashcode() uint32 {
+	h := fnv.New32a()
+	o.WriteHash(h)
+	return h.Sum32()
+}
+
+var (
+	matT = G.TensorType{Dims: 2, Of: G.Float32}
+	vecT = G.TensorType{Dims: 1, Of: G.Float32}
+)
+
+// f32s returns the float32 data of a Gorgonia value.
+func f32s(v G.Value) ([]float32, error) {
+	switch t := v.(type) {
+	case tensor.Tensor:
+		d, ok := t.Data().([]float32)
+		if !ok {
+			return nil, fmt.Errorf("model: expected float32 tensor, got %v", t.Dtype())
+		}
+		return d, nil
+	case *G.F32:
+		return []float32{float32(*t)}, nil
+	}
+	return nil, fmt.Errorf("model: unexpected value type %T", v)
+}
+
+func inputsF32(want int, in []G.Value) ([][]float32, error) {
+	if len(in) != want {
+		return nil, fmt.Errorf("model: op expects %d inputs, got %d", want, len(in))
+	}
+	out := make([][]float32, len(in))
+	for i, v := range in {
+		d, err := f32s(v)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = d
+	}
+	return out, nil
+}
+
+func newMat(r, c int) (*tensor.Dense, []float32) {
+	d := make([]float32, r*c)
+	return tensor.New(tensor.WithShape(r, c), tensor.WithBacking(d)), d
+}
+
+// convOp is z = conv(a, W) + b + e for a chunk.
+type convOp struct {
+	opBase
+	g       *convGeom
+	needDA  bool // differentiate w.r.t. a (false for the first layer)
+	cols    []float32
+	out     *tensor.Dense
+	outData []float32
+	dcols   []float32 // scratch of the backward op
+}
+
+func newConvOp(name string, n int, g *convGeom, needDA bool) *convOp {
+	o := &convOp{opBase: opBase{name: name, n: n}, g: g, needDA: needDA}
+	o.cols = make([]float32, n*g.rows()*g.cols())
+	o.out, o.outData = newMat(n, g.outSize())
+	return o
+}
+
+func (o *convOp) Arity() int { return 4 }
+func (o *convOp) Type() hm.Type {
+	return hm.NewFnType(matT, matT, vecT, matT, matT)
+}
+func (o *convOp) InferShape(...G.DimSizer) (tensor.Shape, error) {
+	return tensor.Shape{o.n, o.g.outSize()}, nil
+}
+func (o *convOp) Do(in ...G.Value) (G.Value, error) {
+	d, err := inputsF32(4, in)
+	if err != nil {
+		return nil, err
+	}
+	a, w, b, e := d[0], d[1], d[2], d[3]
+	g := o.g
+	K, L, C := g.cols(), g.rows(), g.outC
+	g.im2col(a, o.n, o.cols)
+	z := o.outData
+	for r := 0; r < o.n*L; r++ {
+		row := z[r*C : (r+1)*C]
+		copy(row, b)
+		er := e[r*C : (r+1)*C]
+		for c, v := range er {
+			row[c] += v
+		}
+	}
+	gemm(false, false, o.n*L, C, K, 1, o.cols, K, w, C, 1, z, C)
+	return o.out, nil
+}
+func (o *convOp) UsePreallocDo(_ G.Value, in ...G.Value) (G.Value, error) { return o.Do(in...) }
+func (o *convOp) DiffWRT(int) []bool                                      { return []bool{o.needDA, false, false, true} }
+func (o *convOp) SymDiff(in G.Nodes, _, grad *G.Node) (G.Nodes, error) {
+	var da *G.Node
+	if o.needDA {
+		bo := &convBackOp{opBase: opBase{name: o.name + "/dA", n: o.n}, conv: o}
+		bo.out, bo.outData = newMat(o.n, o.g.inSize())
+		o.dcols = make([]float32, len(o.cols))
+		var err error
+		if da, err = G.ApplyOp(bo, grad, in[1]); err != nil {
+			return nil, err
+		}
+	}
+	return G.Nodes{da, nil, nil, grad}, nil
+}
+
+// convBackOp is ∂loss/∂a of a convolution, given ∂loss/∂z and W.
+type convBackOp struct {
+	opBase
+	conv    *convOp
+	out     *tensor.Dense
+	outData []float32
+}
+
+func (o *convBackOp) Arity() int    { return 2 }
+func (o *convBackOp) Type() hm.Type { return hm.NewFnType(matT, matT, matT) }
+func (o *convBackOp) InferShape(...G.DimSizer) (tensor.Shape, error) {
+	return tensor.Shape{o.n, o.conv.g.inSize()}, nil
+}
+func (o *convBackOp) Do(in ...G.Value) (G.Value, error) {
+	d, err := inputsF32(2, in)
+	if err != nil {
+		return nil, err
+	}
+	g := o.conv.g
+	K, L, C := g.cols(), g.rows(), g.outC
+	gemm(false, true, o.n*L, K, C, 1, d[0], C, d[1], C, 0, o.conv.dcols, K)
+	g.col2im(o.conv.dcols, o.n, o.outData)
+	return o.out, nil
+}
+func (o *convBackOp) UsePreallocDo(_ G.Value, in ...G.Value) (G.Value, error) { return o.Do(in...) }
+
+// denseOp is z = a·W (+ b) + e with W stored in × out.
+type denseOp struct {
+	opBase
+	in, outN int
+	bias     bool
+	needDA   bool
+	lastA    []float32 // the input of the last run, for weight gradients
+	out      *tensor.Dense
+	outData  []float32
+}
+
+func newDenseOp(name string, n, in, out int, bias, needDA bool) *denseOp {
+	o := &denseOp{opBase: opBase{name: name, n: n}, in: in, outN: out, bias: bias, needDA: needDA}
+	o.out, o.outData = newMat(n, out)
+	return o
+}
+
+func (o *denseOp) Arity() int {
+	if o.bias {
+		return 4
+	}
+	return 3
+}
+func (o *denseOp) Type() hm.Type {
+	if o.bias {
+		return hm.NewFnType(matT, matT, vecT, matT, matT)
+	}
+	return hm.NewFnType(matT, matT, matT, matT)
+}
+func (o *denseOp) InferShape(...G.DimSizer) (tensor.Shape, error) {
+	return tensor.Shape{o.n, o.outN}, nil
+}
+func (o *denseOp) Do(in ...G.Value) (G.Value, error) {
+	d, err := inputsF32(o.Arity(), in)
+	if err != nil {
+		return nil, err
+	}
+	a, w, e := d[0], d[1], d[len(d)-1]
+	z := o.outData
+	copy(z, e[:len(z)])
+	if o.bias {
+		b := d[2]
+		for r := 0; r < o.n; r++ {
+			row := z[r*o.outN : (r+1)*o.outN]
+			for c, v := range b {
+				row[c] += v
+			}
+		}
+	}
+	gemm(false, false, o.n, o.outN, o.in, 1, a, o.in, w, o.outN, 1, z, o.outN)
+	o.lastA = a
+	return o.out, nil
+}
+func (o *denseOp) UsePreallocDo(_ G.Value, in ...G.Value) (G.Value, error) { return o.Do(in...) }
+func (o *denseOp) DiffWRT(n int) []bool {
+	r := make([]bool, n)
+	r[0] = o.needDA
+	r[n-1] = true
+	return r
+}
+func (o *denseOp) SymDiff(in G.Nodes, _, grad *G.Node) (G.Nodes, error) {
+	r := make(G.Nodes, len(in))
+	r[len(in)-1] = grad
+	if o.needDA {
+		bo := &denseBackOp{opBase: opBase{name: o.name + "/dA", n: o.n}, dense: o}
+		bo.out, bo.outData = newMat(o.n, o.in)
+		var err error
+		if r[0], err = G.ApplyOp(bo, grad, in[1]); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// denseBackOp is ∂loss/∂a = ∂loss/∂z · Wᵀ.
+type denseBackOp struct {
+	opBase
+	dense   *denseOp
+	out     *tensor.Dense
+	outData []float32
+}
+
+func (o *denseBackOp) Arity() int    { return 2 }
+func (o *denseBackOp) Type() hm.Type { return hm.NewFnType(matT, matT, matT) }
+func (o *denseBackOp) InferShape(...G.DimSizer) (tensor.Shape, error) {
+	return tensor.Shape{o.n, o.dense.in}, nil
+}
+func (o *denseBackOp) Do(in ...G.Value) (G.Value, error) {
+	d, err := inputsF32(2, in)
+	if err != nil {
+		return nil, err
+	}
+	dn := o.dense
+	gemm(false, true, o.n, dn.in, dn.outN, 1, d[0], dn.outN, d[1], dn.outN, 0, o.outData, dn.in)
+	return o.out, nil
+}
+func (o *denseBackOp) UsePreallocDo(_ G.Value, in ...G.Value) (G.Value, error) { return o.Do(in...) }
+
+// reluOp is y = max(a, 0).
+type reluOp struct {
+	opBase
+	size    int
+	out     *tensor.Dense
+	outData []float32
+}
+
+func newReluOp(name string, n, size int) *reluOp {
+	o := &reluOp{opBase: opBase{name: name, n: n}, size: size}
+	o.out, o.outData = newMat(n, size)
+	return o
+}
+
+func (o *reluOp) Arity() int    { return 1 }
+func (o *reluOp) Type() hm.Type { return hm.NewFnType(matT, matT) }
+func (o *reluOp) InferShape(...G.DimSizer) (tensor.Shape, error) {
+	return tensor.Shape{o.n, o.size}, nil
+}
+func (o *reluOp) Do(in ...G.Value) (G.Value, error) {
+	d, err := inputsF32(1, in)
+	if err != nil {
+		return nil, err
+	}
+	y := o.outData
+	for i, v := range d[0][:len(y)] {
+		y[i] = max(v, 0)
+	}
+	return o.out, nil
+}
+func (o *reluOp) UsePreallocDo(_ G.Value, in ...G.Value) (G.Value, error) { return o.Do(in...) }
+func (o *reluOp) DiffWRT(int) []bool                                      { return []bool{true} }
+func (o *reluOp) SymDiff(_ G.Nodes, out, grad *G.Node) (G.Nodes, error) {
+	bo := &reluBackOp{opBase: opBase{name: o.name + "/dA", n: o.n}, size: o.size}
+	bo.out, bo.outData = newMat(o.n, o.size)
+	da, err := G.ApplyOp(bo, out, grad)
+	if err != nil {
+		return nil, err
+	}
+	return G.Nodes{da}, nil
+}
+
+// reluBackOp is ∂loss/∂a = ∂loss/∂y · [y > 0].
+type reluBackOp struct {
+	opBase
+	size    int
+	out     *tensor.Dense
+	outData []float32
+}
+
+func (o *reluBackOp) Arity() int    { return 2 }
+func (o *reluBackOp) Type() hm.Type { return hm.NewFnType(matT, matT, matT) }
+func (o *reluBackOp) InferShape(...G.DimSizer) (tensor.Shape, error) {
+	return tensor.Shape{o.n, o.size}, nil
+}
+func (o *reluBackOp) Do(in ...G.Value) (G.Value, error) {
+	d, err := inputsF32(2, in)
+	if err != nil {
+		return nil, err
+	}
+	y, dy := d[0], d[1]
+	for i := range o.outData {
+		if y[i] > 0 {
+			o.outData[i] = dy[i]
+		} else {
+			o.outData[i] = 0
+		}
+	}
+	return o.out, nil
+}
+func (o *reluBackOp) UsePreallocDo(_ G.Value, in ...G.Value) (G.Value, error) { return o.Do(in...) }
+
+// poolOp is 2-D max pooling on (H, W, C) rows.
+type poolOp struct {
+	opBase
+	g       *poolGeom
+	arg     []int32
+	out     *tensor.Dense
+	outData []float32
+}
+
+func newPoolOp(name string, n int, g *poolGeom) *poolOp {
+	o := &poolOp{opBase: opBase{name: name, n: n}, g: g}
+	o.arg = make([]int32, n*g.outSize())
+	o.out, o.outData = newMat(n, g.outSize())
+	return o
+}
+
+func (o *poolOp) Arity() int    { return 1 }
+func (o *poolOp) Type() hm.Type { return hm.NewFnType(matT, matT) }
+func (o *poolOp) InferShape(...G.DimSizer) (tensor.Shape, error) {
+	return tensor.Shape{o.n, o.g.outSize()}, nil
+}
+func (o *poolOp) Do(in ...G.Value) (G.Value, error) {
+	d, err := inputsF32(1, in)
+	if err != nil {
+		return nil, err
+	}
+	o.g.forward(d[0], o.n, o.outData, o.arg)
+	return o.out, nil
+}
+func (o *poolOp) UsePreallocDo(_ G.Value, in ...G.Value) (G.Value, error) { return o.Do(in...) }
+func (o *poolOp) DiffWRT(int) []bool                                      { return []bool{true} }
+func (o *poolOp) SymDiff(_ G.Nodes, out, grad *G.Node) (G.Nodes, error) {
+	bo := &poolBackOp{opBase: opBase{name: o.name + "/dA", n: o.n}, pool: o}
+	bo.out, bo.outData = newMat(o.n, o.g.inSize())
+	da, err := G.ApplyOp(bo, grad)
+	if err != nil {
+		return nil, err
+	}
+	return G.Nodes{da}, nil
+}
+
+// poolBackOp routes ∂loss/∂y to the argmax of each pooling window.
+type poolBackOp struct {
+	opBase
+	pool    *poolOp
+	out     *tensor.Dense
+	outData []float32
+}
+
+func (o *poolBackOp) Arity() int    { return 1 }
+func (o *poolBackOp) Type() hm.Type { return hm.NewFnType(matT, matT) }
+func (o *poolBackOp) InferShape(...G.DimSizer) (tensor.Shape, error) {
+	return tensor.Shape{o.n, o.pool.g.inSize()}, nil
+}
+func (o *poolBackOp) Do(in ...G.Value) (G.Value, error) {
+	d, err := inputsF32(1, in)
+	if err != nil {
+		return nil, err
+	}
+	o.pool.g.backward(d[0], o.pool.arg, o.n, o.outData)
+	return o.out, nil
+}
+func (o *poolBackOp) UsePreallocDo(_ G.Value, in ...G.Value) (G.Value, error) { return o.Do(in...) }
+
+// Loss kinds.
+const (
+	lossSoftmaxCE = iota // −log softmax(z)_y
+	lossSquared          // ½(z − y)²
+)
+
+// lossOp is Σ_i mask_i·ℓ(z_i, y_i); it keeps the per-example losses
+// (masked rows are 0). y holds class indices (as float32) or targets.
+type lossOp struct {
+	opBase
+	kind    int
+	classes int
+	losses  []float32
+	val     G.F32
+}
+
+func (o *lossOp) Arity() int    { return 3 }
+func (o *lossOp) Type() hm.Type { return hm.NewFnType(matT, vecT, vecT, G.Float32) }
+func (o *lossOp) InferShape(...G.DimSizer) (tensor.Shape, error) {
+	return tensor.ScalarShape(), nil
+}
+func (o *lossOp) Do(in ...G.Value) (G.Value, error) {
+	d, err := inputsF32(3, in)
+	if err != nil {
+		return nil, err
+	}
+	z, y, mask := d[0], d[1], d[2]
+	C := o.classes
+	var sum float64
+	for i := 0; i < o.n; i++ {
+		if mask[i] == 0 {
+			o.losses[i] = 0
+			continue
+		}
+		zi := z[i*C : (i+1)*C]
+		var l float32
+		switch o.kind {
+		case lossSoftmaxCE:
+			m := zi[0]
+			for _, v := range zi[1:] {
+				m = max(m, v)
+			}
+			var s float64
+			for _, v := range zi {
+				s += math.Exp(float64(v - m))
+			}
+			l = float32(math.Log(s)) + m - zi[int(y[i])]
+		case lossSquared:
+			r := zi[0] - y[i]
+			l = r * r / 2
+		}
+		l *= mask[i]
+		o.losses[i] = l
+		sum += float64(l)
+	}
+	o.val = G.F32(sum)
+	return &o.val, nil
+}
+func (o *lossOp) DiffWRT(int) []bool { return []bool{true, false, false} }
+func (o *lossOp) SymDiff(in G.Nodes, _, grad *G.Node) (G.Nodes, error) {
+	bo := &lossBackOp{opBase: opBase{name: o.name + "/dZ", n: o.n}, loss: o}
+	bo.out, bo.outData = newMat(o.n, o.classes)
+	dz, err := G.ApplyOp(bo, in[0], in[1], in[2], grad)
+	if err != nil {
+		return nil, err
+	}
+	return G.Nodes{dz, nil, nil}, nil
+}
+
+// lossBackOp is ∂loss/∂z: g·mask_i·(softmax(z_i) − onehot(y_i)) or
+// g·mask_i·(z_i − y_i).
+type lossBackOp struct {
+	opBase
+	loss    *lossOp
+	out     *tensor.Dense
+	outData []float32
+}
+
+func (o *lossBackOp) Arity() int    { return 4 }
+func (o *lossBackOp) Type() hm.Type { return hm.NewFnType(matT, vecT, vecT, G.Float32, matT) }
+func (o *lossBackOp) InferShape(...G.DimSizer) (tensor.Shape, error) {
+	return tensor.Shape{o.n, o.loss.classes}, nil
+}
+func (o *lossBackOp) Do(in ...G.Value) (G.Value, error) {
+	d, err := inputsF32(4, in)
+	if err != nil {
+		return nil, err
+	}
+	z, y, mask, g := d[0], d[1], d[2], d[3][0]
+	C := o.loss.classes
+	for i := 0; i < o.n; i++ {
+		dz := o.outData[i*C : (i+1)*C]
+		s := g * mask[i]
+		if s == 0 {
+			clear(dz)
+			continue
+		}
+		zi := z[i*C : (i+1)*C]
+		switch o.loss.kind {
+		case lossSoftmaxCE:
+			m := zi[0]
+			for _, v := range zi[1:] {
+				m = max(m, v)
+			}
+			var sum float64
+			for c, v := range zi {
+				p := math.Exp(float64(v - m))
+				dz[c] = float32(p)
+				sum += p
+			}
+			inv := 1 / sum
+			for c := range dz {
+				dz[c] = float32(float64(dz[c])*inv) * s
+			}
+			dz[int(y[i])] -= s
+		case lossSquared:
+			dz[0] = s * (zi[0] - y[i])
+		}
+	}
+	return o.out, nil
+}
+func (o *lossBackOp) UsePreallocDo(_ G.Value, in ...G.Value) (G.Value, error) { return o.Do(in...) }

@@ -1,0 +1,153 @@
+package model
+
+import "math"
+
+// This file is an independent float64 reference of the architectures,
+// written from the documented layout with naive loops and images in
+// (C, H, W) order throughout, for checking the fast implementation.
+
+type refLayer struct {
+	kind                 string // conv, pool, relu, dense
+	outC, k, stride, pad int
+	bias                 bool
+}
+
+func refArch(arch string, classes int) []refLayer {
+	switch arch {
+	case "tfp-cnn", "pdp-cnn-mnist":
+		return []refLayer{
+			{kind: "conv", outC: 16, k: 8, stride: 2, pad: 3, bias: true}, {kind: "relu"}, {kind: "pool", k: 2, stride: 1},
+			{kind: "conv", outC: 32, k: 4, stride: 2, bias: true}, {kind: "relu"}, {kind: "pool", k: 2, stride: 1},
+			{kind: "dense", outC: 32, bias: true}, {kind: "relu"}, {kind: "dense", outC: classes, bias: true},
+		}
+	case "pdp-cnn-svhn":
+		return []refLayer{
+			{kind: "conv", outC: 6, k: 5, stride: 1, bias: true}, {kind: "relu"}, {kind: "pool", k: 2, stride: 2},
+			{kind: "conv", outC: 16, k: 5, stride: 1, bias: true}, {kind: "relu"}, {kind: "pool", k: 2, stride: 2},
+			{kind: "dense", outC: 120, bias: true}, {kind: "relu"}, {kind: "dense", outC: 84, bias: true}, {kind: "relu"},
+			{kind: "dense", outC: classes, bias: true},
+		}
+	case "logreg":
+		return []refLayer{{kind: "dense", outC: classes, bias: true}}
+	case "linreg":
+		return []refLayer{{kind: "dense", outC: 1}}
+	}
+	panic("unknown arch " + arch)
+}
+
+// refForward returns the outputs of one example x (C,H,W or D).
+func refForward(s Spec, theta []float64, x []float64) []float64 {
+	layers := refArch(s.Arch, s.Classes)
+	a := append([]float64(nil), x...)
+	image := len(s.InputShape) == 3
+	c, h, w := 1, 1, len(x)
+	if image {
+		c, h, w = s.InputShape[0], s.InputShape[1], s.InputShape[2]
+	}
+	off := 0
+	for _, l := range layers {
+		switch l.kind {
+		case "conv":
+			oh := (h+2*l.pad-l.k)/l.stride + 1
+			ow := (w+2*l.pad-l.k)/l.stride + 1
+			W := theta[off : off+l.k*l.k*c*l.outC]
+			off += len(W)
+			B := theta[off : off+l.outC]
+			off += l.outC
+			out := make([]float64, l.outC*oh*ow)
+			for o := 0; o < l.outC; o++ {
+				for i := 0; i < oh; i++ {
+					for j := 0; j < ow; j++ {
+						s := B[o]
+						for ki := 0; ki < l.k; ki++ {
+							for kj := 0; kj < l.k; kj++ {
+								hh, ww := i*l.stride-l.pad+ki, j*l.stride-l.pad+kj
+								if hh < 0 || hh >= h || ww < 0 || ww >= w {
+									continue
+								}
+								for ci := 0; ci < c; ci++ {
+									s += W[((ki*l.k+kj)*c+ci)*l.outC+o] * a[(ci*h+hh)*w+ww]
+								}
+							}
+						}
+						out[(o*oh+i)*ow+j] = s
+					}
+				}
+			}
+			a, c, h, w = out, l.outC, oh, ow
+		case "pool":
+			oh, ow := (h-l.k)/l.stride+1, (w-l.k)/l.stride+1
+			out := make([]float64, c*oh*ow)
+			for ci := 0; ci < c; ci++ {
+				for i := 0; i < oh; i++ {
+					for j := 0; j < ow; j++ {
+						m := math.Inf(-1)
+						for ki := 0; ki < l.k; ki++ {
+							for kj := 0; kj < l.k; kj++ {
+								m = math.Max(m, a[(ci*h+i*l.stride+ki)*w+j*l.stride+kj])
+							}
+						}
+						out[(ci*oh+i)*ow+j] = m
+					}
+				}
+			}
+			a, h, w = out, oh, ow
+		case "relu":
+			for i := range a {
+				a[i] = math.Max(a[i], 0)
+			}
+		case "dense":
+			if image {
+				// Flatten in (H, W, C) order, as Keras does.
+				f := make([]float64, len(a))
+				for ci := 0; ci < c; ci++ {
+					for i := 0; i < h; i++ {
+						for j := 0; j < w; j++ {
+							f[(i*w+j)*c+ci] = a[(ci*h+i)*w+j]
+						}
+					}
+				}
+				a, image = f, false
+			}
+			in := len(a)
+			W := theta[off : off+in*l.outC]
+			off += len(W)
+			out := make([]float64, l.outC)
+			for o := range out {
+				for p := 0; p < in; p++ {
+					out[o] += a[p] * W[p*l.outC+o]
+				}
+			}
+			if l.bias {
+				for o := range out {
+					out[o] += theta[off+o]
+				}
+				off += l.outC
+			}
+			a = out
+		}
+	}
+	return a
+}
+
+// refLoss is the per-example loss of the reference.
+func refLoss(s Spec, theta, x []float64, label int, target float64) float64 {
+	z := refForward(s, theta, x)
+	if s.Arch == "linreg" {
+		var n2 float64
+		for _, v := range theta {
+			n2 += v * v
+		}
+		r := z[0] - target
+		return r*r/2 + s.L2/2*n2
+	}
+	m := math.Inf(-1)
+	for _, v := range z {
+		m = math.Max(m, v)
+	}
+	var sum float64
+	for _, v := range z {
+		sum += math.Exp(v - m)
+	}
+	return math.Log(sum) + m - z[label]
+}
