@@ -67,9 +67,15 @@ type Trimmer interface {
 // registry maps each rule's name to its constructor. Adding a rule is one
 // file with its constructor plus one line here.
 var registry = map[string]func(Config) (Aggregator, error){
-	"sum":      newSum,
-	"tsum":     newTSum,
-	"ptr-tsum": newPTRTSum,
+	"sum":                newSum,
+	"tsum":               newTSum,
+	"ptr-tsum":           newPTRTSum,
+	"coord-median":       newCoordMedian,
+	"coord-trimmed-mean": newCoordTrimmedMean,
+	"krum":               newKrum,
+	"multi-krum":         newMultiKrum,
+	"geomed":             newGeoMed,
+	"centered-clip":      newCenteredClip,
 }
 
 // New returns a new instance of the named rule configured by cfg.
