@@ -48,6 +48,8 @@ func Load(name, split, dataDir string) (*Dataset, error) {
 		d, err = loadFashionMNIST(split, dataDir)
 	case "emnist-letters", "emnist-balanced":
 		d, err = loadEMNIST(strings.TrimPrefix(name, "emnist-"), split, dataDir)
+	case "cifar10":
+		d, err = loadCIFAR10(split, dataDir)
 	case "ijcnn1":
 		d, err = loadIJCNN1(split, dataDir)
 	default:
