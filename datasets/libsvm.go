@@ -3,6 +3,7 @@ package datasets
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -69,8 +70,8 @@ func LoadLIBSVM(r io.Reader, dim int) (*Dataset, error) {
 			if err != nil || idx < 1 {
 				return nil, fmt.Errorf("datasets: LIBSVM line %d: invalid feature index %q (indices start at 1)", line, f[:colon])
 			}
-			if (dim > 0 && idx > dim) || idx > maxLIBSVMDim {
-				return nil, fmt.Errorf("datasets: LIBSVM line %d: feature index %d exceeds dimension %d", line, idx, max(dim, maxLIBSVMDim))
+			if limit := cmp.Or(dim, maxLIBSVMDim); idx > limit {
+				return nil, fmt.Errorf("datasets: LIBSVM line %d: feature index %d exceeds dimension %d", line, idx, limit)
 			}
 			v, err := strconv.ParseFloat(string(f[colon+1:]), 32)
 			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
