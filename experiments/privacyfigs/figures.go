@@ -1,0 +1,223 @@
+package privacyfigs
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+
+	"privtrain/privacy"
+)
+
+// Settings are the parameters of the figures. Defaults (DefaultSettings)
+// follow the paper: δ = 1e-5, b = 1, δ₀ = 1e-8 where the caption says so.
+type Settings struct {
+	Delta float64 // target δ of the (ε, δ) figures (1, 3, 4, 5)
+	B     float64 // Laplace scale of the test
+
+	// Figures 1 and 4: ε of one PTR run against σ₁.
+	Fig1Sigma1  []float64 // x axis
+	Fig1Delta0  []float64 // one RDP-converted and one direct curve per δ₀ (< Delta)
+	Fig1Tau     float64   // τ of Figure 1
+	Fig4Taus    []float64 // Figure 4: one panel per τ (appendix B.5: 2/3, 1/3, 0.1)
+	Fig1MaxOrds float64   // the caption's "optimal α ∈ [1, 200]"
+
+	// Figure 2: RDP of Poisson-subsampled PTR against α.
+	Fig2Q      float64
+	Fig2Tau    float64
+	Fig2Delta0 float64
+	// Fig2Sigma1 lists one panel per σ₁. σ₁ = 16 (σ₂ = 8) satisfies Theorem
+	// 4.4's conditions up to α = 25; σ₁ = 4 (σ₂ = 2 < 4) is outside them,
+	// so its white-box curve is drawn only as "unproven".
+	Fig2Sigma1 []float64
+	Fig2MaxOrd int
+}
+
+// DefaultSettings returns the parameters used by Generate.
+func DefaultSettings() Settings {
+	var s1 []float64
+	for x := 6.0; x <= 20.0001; x += 0.5 {
+		s1 = append(s1, x)
+	}
+	return Settings{
+		Delta:       1e-5,
+		B:           1,
+		Fig1Sigma1:  s1,
+		Fig1Delta0:  []float64{1e-8, 1e-6, 5e-6, 9e-6},
+		Fig1Tau:     0.5,
+		Fig4Taus:    []float64{2.0 / 3, 1.0 / 3, 0.1},
+		Fig1MaxOrds: 200,
+		Fig2Q:       0.01,
+		Fig2Tau:     0.5,
+		Fig2Delta0:  1e-8,
+		Fig2Sigma1:  []float64{16, 4},
+		Fig2MaxOrd:  64,
+	}
+}
+
+// fig1Orders is the order grid for "optimal α ∈ (1, max]": 1.01…10 by 0.01,
+// then 10.5…max by 0.5.
+func fig1Orders(max float64) []float64 {
+	var o []float64
+	for i := 1; i <= 900; i++ {
+		o = append(o, 1+float64(i)/100)
+	}
+	for a := 10.5; a <= max+1e-9; a += 0.5 {
+		o = append(o, a)
+	}
+	return o
+}
+
+// Generate writes the figures as PNG and CSV files into outDir (created if
+// needed) and returns the paths written.
+func Generate(outDir string) ([]string, error) {
+	return GenerateWith(outDir, DefaultSettings())
+}
+
+// GenerateWith is Generate with explicit settings.
+func GenerateWith(outDir string, s Settings) ([]string, error) {
+	if outDir == "" {
+		return nil, errors.New("privacy figures: empty output directory")
+	}
+	if err := os.MkdirAll(outDir, 0o755); err != nil {
+		return nil, fmt.Errorf("privacy figures: %w", err)
+	}
+	var tables []*table
+	t1, err := figure1(s, s.Fig1Tau, "fig1", "Figure 1")
+	if err != nil {
+		return nil, err
+	}
+	tables = append(tables, t1)
+	for _, sig := range s.Fig2Sigma1 {
+		t2, err := figure2(s, sig)
+		if err != nil {
+			return nil, err
+		}
+		tables = append(tables, t2)
+	}
+	for i, tau := range s.Fig4Taus {
+		t4, err := figure1(s, tau, fmt.Sprintf("fig4_%c", 'a'+i), "Figure 4")
+		if err != nil {
+			return nil, err
+		}
+		tables = append(tables, t4)
+	}
+	var paths []string
+	for _, t := range tables {
+		c, err := t.writeCSV(outDir)
+		if err != nil {
+			return paths, err
+		}
+		p, err := t.writePNG(outDir)
+		if err != nil {
+			return paths, err
+		}
+		paths = append(paths, c, p)
+	}
+	return paths, nil
+}
+
+// rdpColumn and directColumn name Figure 1's curves.
+func rdpColumn(d0 float64) string    { return fmt.Sprintf("RDP(Thm4.3)+BBG delta0=%g", d0) }
+func directColumn(d0 float64) string { return fmt.Sprintf("direct(Thm4.2) delta0=%g", d0) }
+
+// figure1 is ε(δ) of one PTR run against σ₁ for several δ₀: Theorem 4.3's
+// RDP curve converted with Balle et al. (2020) minimised over α ∈ (1, 200],
+// and Theorem 4.2 with the total δ split as δ₀ + (δ − δ₀). Direct points
+// outside Theorem 4.2's conditions (Gaussian part ε_N ≥ 1) are NaN.
+func figure1(s Settings, tau float64, name, label string) (*table, error) {
+	orders := fig1Orders(s.Fig1MaxOrds)
+	t := &table{
+		name:    name,
+		title:   fmt.Sprintf("%s: PTR, delta=%g, b=%g, tau=%.3g", label, s.Delta, s.B, tau),
+		comment: fmt.Sprintf("%s: epsilon of one PTR run at delta=%g vs sigma1; b=%g tau=%g; RDP curve (Theorem 4.3) converted by BBG20 minimised over alpha in (1, %g]; direct = Theorem 4.2 with delta = delta0 + (delta - delta0), epsilon_Lap = 1/b; empty = outside Theorem 4.2's conditions", label, s.Delta, s.B, tau, s.Fig1MaxOrds),
+		xLabel:  "sigma1 (noise-to-sensitivity ratio)",
+		yLabel:  "epsilon",
+		columns: []string{"sigma1"},
+	}
+	for _, d0 := range s.Fig1Delta0 {
+		if !(d0 < s.Delta) {
+			return nil, fmt.Errorf("privacy figures: δ₀ = %v must be below δ = %v", d0, s.Delta)
+		}
+		t.columns = append(t.columns, rdpColumn(d0))
+	}
+	for _, d0 := range s.Fig1Delta0 {
+		t.columns = append(t.columns, directColumn(d0))
+	}
+	rdp := make([]float64, len(orders))
+	for _, s1 := range s.Fig1Sigma1 {
+		row := []float64{s1}
+		for _, d0 := range s.Fig1Delta0 {
+			p := privacy.PTR{Sigma1: s1, Tau: tau, B: s.B, Delta0: d0}
+			if err := p.Validate(); err != nil {
+				return nil, fmt.Errorf("privacy figures: %w", err)
+			}
+			for i, a := range orders {
+				v, err := p.RDP(a)
+				if err != nil {
+					return nil, fmt.Errorf("privacy figures: %w", err)
+				}
+				rdp[i] = v.Epsilon
+			}
+			eps, _, err := privacy.EpsilonFromRDP(orders, rdp, s.Delta, privacy.ConversionBBG)
+			if err != nil {
+				return nil, fmt.Errorf("privacy figures: %w", err)
+			}
+			row = append(row, eps)
+		}
+		for _, d0 := range s.Fig1Delta0 {
+			eps, _, err := privacy.PTRDirect(s1, s.B, d0, s.Delta-d0)
+			if err != nil {
+				eps = math.NaN()
+			}
+			row = append(row, eps)
+		}
+		t.rows = append(t.rows, row)
+	}
+	return t, nil
+}
+
+// Figure 2's column names.
+const (
+	colWhite    = "white-box (Thm 4.4)"
+	colUnproven = "white-box outside Thm 4.4 conditions (unproven)"
+	colBlack    = "black-box (ZW19 Thm 6 on Thm 4.3)"
+	colLower    = "lower bound (ZW19 on Thm 4.3)"
+)
+
+// figure2 is the RDP of PTR Poisson-subsampled at rate q against integer α:
+// Theorem 4.4 where proven (and, separately, where unproven), ZW19's
+// black-box upper bound and ZW19's lower bound, both on Theorem 4.3's curve.
+func figure2(s Settings, sigma1 float64) (*table, error) {
+	p := privacy.PTR{Sigma1: sigma1, Tau: s.Fig2Tau, B: s.B, Delta0: s.Fig2Delta0}
+	t := &table{
+		name:    fmt.Sprintf("fig2_sigma1_%g", sigma1),
+		title:   fmt.Sprintf("Figure 2: subsampled PTR, q=%g sigma1=%g tau=%g", s.Fig2Q, sigma1, s.Fig2Tau),
+		comment: fmt.Sprintf("Figure 2: RDP epsilon(alpha) of Poisson-subsampled PTR; q=%g b=%g sigma1=%g tau=%g (sigma2=%g) delta0=%g; white-box only where Theorem 4.4's conditions hold, its unproven continuation in a separate column", s.Fig2Q, s.B, sigma1, s.Fig2Tau, p.Sigma2(), s.Fig2Delta0),
+		xLabel:  "alpha",
+		yLabel:  "RDP epsilon(alpha)",
+		logY:    true,
+		columns: []string{"alpha", colWhite, colUnproven, colBlack, colLower},
+	}
+	for n := 2; n <= s.Fig2MaxOrd; n++ {
+		a := float64(n)
+		wb, err := privacy.PoissonSubsampled{Base: p, Q: s.Fig2Q, Bound: privacy.SubsampleWhiteBox, AllowUnproven: true}.RDP(a)
+		if err != nil {
+			return nil, fmt.Errorf("privacy figures: %w", err)
+		}
+		bb, err := privacy.PoissonSubsampled{Base: p, Q: s.Fig2Q, Bound: privacy.SubsampleBlackBox}.RDP(a)
+		if err != nil {
+			return nil, fmt.Errorf("privacy figures: %w", err)
+		}
+		lo, err := privacy.PoissonSubsampled{Base: p, Q: s.Fig2Q, Bound: privacy.SubsampleLower}.RDP(a)
+		if err != nil {
+			return nil, fmt.Errorf("privacy figures: %w", err)
+		}
+		proven, unproven := wb.Epsilon, math.NaN()
+		if !wb.Valid {
+			proven, unproven = math.NaN(), wb.Epsilon
+		}
+		t.rows = append(t.rows, []float64{a, proven, unproven, bb.Epsilon, lo.Epsilon})
+	}
+	return t, nil
+}

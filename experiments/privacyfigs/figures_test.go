@@ -1,0 +1,203 @@
+package privacyfigs
+
+import (
+	"encoding/csv"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"privtrain/privacy"
+)
+
+// readCSV reads a figure CSV (skipping the "# …" line) into header and rows.
+func readCSV(t *testing.T, path string) ([]string, [][]float64) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r := csv.NewReader(f)
+	r.Comment = '#'
+	recs, err := r.ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows [][]float64
+	for _, rec := range recs[1:] {
+		row := make([]float64, len(rec))
+		for j, s := range rec {
+			if s == "" {
+				row[j] = math.NaN()
+				continue
+			}
+			if row[j], err = strconv.ParseFloat(s, 64); err != nil {
+				t.Fatal(err)
+			}
+		}
+		rows = append(rows, row)
+	}
+	return recs[0], rows
+}
+
+func column(t *testing.T, header []string, rows [][]float64, name string) []float64 {
+	t.Helper()
+	for j, h := range header {
+		if h == name {
+			out := make([]float64, len(rows))
+			for i := range rows {
+				out[i] = rows[i][j]
+			}
+			return out
+		}
+	}
+	t.Fatalf("no column %q in %v", name, header)
+	return nil
+}
+
+func TestGenerate(t *testing.T) {
+	dir := t.TempDir()
+	paths, err := Generate(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := DefaultSettings()
+	want := 2 * (1 + len(s.Fig2Sigma1) + len(s.Fig4Taus))
+	if len(paths) != want {
+		t.Fatalf("%d files, want %d: %v", len(paths), want, paths)
+	}
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		if err != nil || st.Size() < 200 {
+			t.Errorf("%s: %v (size %v)", p, err, st)
+		}
+		if strings.HasSuffix(p, ".png") {
+			b, _ := os.ReadFile(p)
+			if len(b) < 8 || string(b[1:4]) != "PNG" {
+				t.Errorf("%s is not a PNG", p)
+			}
+		}
+	}
+
+	// Figure 1: CSV values are the library's, and the caption's claims.
+	h, rows := readCSV(t, filepath.Join(dir, "fig1.csv"))
+	orders := fig1Orders(s.Fig1MaxOrds)
+	for i, row := range rows {
+		s1 := row[0]
+		for _, d0 := range s.Fig1Delta0 {
+			p := privacy.PTR{Sigma1: s1, Tau: s.Fig1Tau, B: s.B, Delta0: d0}
+			rdp := make([]float64, len(orders))
+			for k, a := range orders {
+				v, _ := p.RDP(a)
+				rdp[k] = v.Epsilon
+			}
+			eps, _, err := privacy.EpsilonFromRDP(orders, rdp, s.Delta, privacy.ConversionBBG)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := column(t, h, rows, rdpColumn(d0))[i]; got != eps {
+				t.Errorf("fig1 σ1=%v δ0=%v: CSV %v, library %v", s1, d0, got, eps)
+			}
+			de, _, err := privacy.PTRDirect(s1, s.B, d0, s.Delta-d0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := column(t, h, rows, directColumn(d0))[i]; got != de {
+				t.Errorf("fig1 direct σ1=%v δ0=%v: CSV %v, library %v", s1, d0, got, de)
+			}
+		}
+	}
+	// "The bound is constant across different δ0" (small δ0: Theorem 4.3's
+	// second term dominates); the direct bound grows as δ0 approaches δ; and
+	// near δ0 = δ the RDP-converted bound is the tighter one.
+	first := column(t, h, rows, rdpColumn(s.Fig1Delta0[0]))
+	for _, d0 := range s.Fig1Delta0[1:] {
+		for i, v := range column(t, h, rows, rdpColumn(d0)) {
+			if math.Abs(v-first[i]) > 1e-12 {
+				t.Errorf("fig1: RDP-converted ε depends on δ0 at σ1=%v: %v vs %v", rows[i][0], v, first[i])
+			}
+		}
+	}
+	for i := range rows {
+		prev := 0.0
+		for _, d0 := range s.Fig1Delta0 {
+			v := column(t, h, rows, directColumn(d0))[i]
+			if !(v > prev) {
+				t.Errorf("fig1: direct ε not increasing in δ0 at σ1=%v", rows[i][0])
+			}
+			prev = v
+		}
+		last := s.Fig1Delta0[len(s.Fig1Delta0)-1]
+		if column(t, h, rows, rdpColumn(last))[i] >= prev {
+			t.Errorf("fig1: at δ0=%v RDP-converted ε should beat direct at σ1=%v", last, rows[i][0])
+		}
+	}
+	// Both decrease with the noise.
+	for _, d0 := range s.Fig1Delta0 {
+		for _, c := range []string{rdpColumn(d0), directColumn(d0)} {
+			v := column(t, h, rows, c)
+			for i := 1; i < len(v); i++ {
+				if !(v[i] < v[i-1]) {
+					t.Errorf("fig1 %s not decreasing in σ1", c)
+				}
+			}
+		}
+	}
+
+	// Figure 2 (σ1 = 16: inside Theorem 4.4's conditions up to α = 25).
+	h, rows = readCSV(t, filepath.Join(dir, "fig2_sigma1_16.csv"))
+	p := privacy.PTR{Sigma1: 16, Tau: s.Fig2Tau, B: s.B, Delta0: s.Fig2Delta0}
+	wb, un, bb, lo := column(t, h, rows, colWhite), column(t, h, rows, colUnproven), column(t, h, rows, colBlack), column(t, h, rows, colLower)
+	proven := 0
+	for i, row := range rows {
+		a := row[0]
+		cond := privacy.WhiteBoxConditions(s.Fig2Q, p, a)
+		if (cond == nil) == math.IsNaN(wb[i]) || (cond == nil) != math.IsNaN(un[i]) {
+			t.Errorf("fig2 α=%v: proven/unproven columns disagree with the conditions (%v)", a, cond)
+		}
+		v, _ := privacy.PoissonSubsampled{Base: p, Q: s.Fig2Q, Bound: privacy.SubsampleBlackBox}.RDP(a)
+		if v.Epsilon != bb[i] {
+			t.Errorf("fig2 α=%v: CSV black-box %v, library %v", a, bb[i], v.Epsilon)
+		}
+		w := wb[i]
+		if math.IsNaN(w) {
+			w = un[i]
+		} else {
+			proven++
+		}
+		// Paper: white-box much tighter than black-box, close to the lower bound.
+		if a >= 3 && !(lo[i] <= w && w < bb[i]) {
+			t.Errorf("fig2 α=%v: want lower %v ≤ white-box %v < black-box %v", a, lo[i], w, bb[i])
+		}
+		if a >= 3 && w > 1.1*lo[i] {
+			t.Errorf("fig2 α=%v: white-box %v not within 10%% of the lower bound %v", a, w, lo[i])
+		}
+		if a >= 20 && w > 0.7*bb[i] {
+			t.Errorf("fig2 α=%v: white-box %v not well below black-box %v", a, w, bb[i])
+		}
+	}
+	if proven != 24 {
+		t.Errorf("fig2: %d proven orders, want 24 (α = 2…25)", proven)
+	}
+	// The brief's σ1 = 4 setting is entirely outside the conditions.
+	h, rows = readCSV(t, filepath.Join(dir, "fig2_sigma1_4.csv"))
+	for i, v := range column(t, h, rows, colWhite) {
+		if !math.IsNaN(v) {
+			t.Errorf("fig2 σ1=4 α=%v: white-box marked proven", rows[i][0])
+		}
+	}
+}
+
+func TestGenerateErrors(t *testing.T) {
+	if _, err := Generate(""); err == nil {
+		t.Errorf("empty dir accepted")
+	}
+	s := DefaultSettings()
+	s.Fig1Delta0 = []float64{2e-5}
+	if _, err := GenerateWith(t.TempDir(), s); err == nil {
+		t.Errorf("δ0 ≥ δ accepted")
+	}
+}
