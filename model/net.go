@@ -95,8 +95,8 @@ func (n *net) newWorker(size int) (*worker, error) {
 		var err error
 		switch l.kind {
 		case layerConv, layerDense:
-			wt := tensor.New(tensor.WithShape(l.nW/l.outC, l.outC), tensor.WithBacking(n.params[l.off:l.off+l.nW]))
-			wn := G.NewMatrix(g, G.Float32, G.WithShape(l.nW/l.outC, l.outC), G.WithName(name+"W"), G.WithValue(wt))
+			wt := tensor.New(tensor.WithShape(l.outC, l.nW/l.outC), tensor.WithBacking(n.params[l.off:l.off+l.nW]))
+			wn := G.NewMatrix(g, G.Float32, G.WithShape(l.outC, l.nW/l.outC), G.WithName(name+"W"), G.WithValue(wt))
 			et, _ := newMat(size, l.out)
 			e := G.NewMatrix(g, G.Float32, G.WithShape(size, l.out), G.WithName(name+"e"), G.WithValue(et))
 			es = append(es, e)
@@ -191,12 +191,12 @@ func (w *worker) accumulate() error {
 		if c := w.convs[j]; c != nil {
 			g := c.g
 			rows := w.n * g.rows()
-			gemm(true, false, g.cols(), g.outC, rows, 1, c.cols, g.cols(), dz, g.outC, 1, gw, g.outC)
+			gemm(true, false, g.outC, g.cols(), rows, 1, dz, g.outC, c.cols, g.cols(), 1, gw, g.cols())
 			addRows(gb, dz, rows)
 			continue
 		}
 		d := w.denses[j]
-		gemm(true, false, d.in, d.outN, w.n, 1, d.lastA, d.in, dz, d.outN, 1, gw, d.outN)
+		gemm(true, false, d.outN, d.in, w.n, 1, dz, d.outN, d.lastA, d.in, 1, gw, d.in)
 		if l.nB > 0 {
 			addRows(gb, dz, w.n)
 		}
@@ -218,7 +218,7 @@ func (w *worker) perExample(cnt, p int, grads []float32) error {
 			for i := 0; i < cnt; i++ {
 				row := grads[i*p+l.off : i*p+l.off+l.nW+l.nB]
 				dzi := dz[i*L*C : (i+1)*L*C]
-				gemm(true, false, K, C, L, 1, c.cols[i*L*K:(i+1)*L*K], K, dzi, C, 0, row[:l.nW], C)
+				gemm(true, false, C, K, L, 1, dzi, C, c.cols[i*L*K:(i+1)*L*K], K, 0, row[:l.nW], K)
 				gb := row[l.nW:]
 				clear(gb)
 				addRows(gb, dzi, L)
@@ -230,10 +230,10 @@ func (w *worker) perExample(cnt, p int, grads []float32) error {
 			row := grads[i*p+l.off : i*p+l.off+l.nW+l.nB]
 			ai := d.lastA[i*d.in : (i+1)*d.in]
 			dzi := dz[i*d.outN : (i+1)*d.outN]
-			for r, av := range ai {
-				dst := row[r*d.outN : (r+1)*d.outN]
-				for c, gv := range dzi {
-					dst[c] = av * gv
+			for o, gv := range dzi {
+				dst := row[o*d.in : (o+1)*d.in]
+				for k, av := range ai {
+					dst[k] = gv * av
 				}
 			}
 			if l.nB > 0 {

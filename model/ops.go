@@ -122,7 +122,7 @@ func (o *convOp) Do(in ...G.Value) (G.Value, error) {
 			row[c] += v
 		}
 	}
-	gemm(false, false, o.n*L, C, K, 1, o.cols, K, w, C, 1, z, C)
+	gemm(false, true, o.n*L, C, K, 1, o.cols, K, w, K, 1, z, C)
 	return o.out, nil
 }
 func (o *convOp) UsePreallocDo(_ G.Value, in ...G.Value) (G.Value, error) { return o.Do(in...) }
@@ -161,13 +161,13 @@ func (o *convBackOp) Do(in ...G.Value) (G.Value, error) {
 	}
 	g := o.conv.g
 	K, L, C := g.cols(), g.rows(), g.outC
-	gemm(false, true, o.n*L, K, C, 1, d[0], C, d[1], C, 0, o.conv.dcols, K)
+	gemm(false, false, o.n*L, K, C, 1, d[0], C, d[1], K, 0, o.conv.dcols, K)
 	g.col2im(o.conv.dcols, o.n, o.outData)
 	return o.out, nil
 }
 func (o *convBackOp) UsePreallocDo(_ G.Value, in ...G.Value) (G.Value, error) { return o.Do(in...) }
 
-// denseOp is z = a·W (+ b) + e with W stored in × out.
+// denseOp is z = a·Wᵀ (+ b) + e with W stored out × in.
 type denseOp struct {
 	opBase
 	in, outN int
@@ -216,7 +216,7 @@ func (o *denseOp) Do(in ...G.Value) (G.Value, error) {
 			}
 		}
 	}
-	gemm(false, false, o.n, o.outN, o.in, 1, a, o.in, w, o.outN, 1, z, o.outN)
+	gemm(false, true, o.n, o.outN, o.in, 1, a, o.in, w, o.in, 1, z, o.outN)
 	o.lastA = a
 	return o.out, nil
 }
@@ -241,7 +241,7 @@ func (o *denseOp) SymDiff(in G.Nodes, _, grad *G.Node) (G.Nodes, error) {
 	return r, nil
 }
 
-// denseBackOp is ∂loss/∂a = ∂loss/∂z · Wᵀ.
+// denseBackOp is ∂loss/∂a = ∂loss/∂z · W.
 type denseBackOp struct {
 	opBase
 	dense   *denseOp
@@ -260,7 +260,7 @@ func (o *denseBackOp) Do(in ...G.Value) (G.Value, error) {
 		return nil, err
 	}
 	dn := o.dense
-	gemm(false, true, o.n, dn.in, dn.outN, 1, d[0], dn.outN, d[1], dn.outN, 0, o.outData, dn.in)
+	gemm(false, false, o.n, dn.in, dn.outN, 1, d[0], dn.outN, d[1], dn.in, 0, o.outData, dn.in)
 	return o.out, nil
 }
 func (o *denseBackOp) UsePreallocDo(_ G.Value, in ...G.Value) (G.Value, error) { return o.Do(in...) }

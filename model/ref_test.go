@@ -66,7 +66,7 @@ func refForward(s Spec, theta []float64, x []float64) []float64 {
 									continue
 								}
 								for ci := 0; ci < c; ci++ {
-									s += W[((ki*l.k+kj)*c+ci)*l.outC+o] * a[(ci*h+hh)*w+ww]
+									s += W[o*l.k*l.k*c+(ki*l.k+kj)*c+ci] * a[(ci*h+hh)*w+ww]
 								}
 							}
 						}
@@ -115,7 +115,7 @@ func refForward(s Spec, theta []float64, x []float64) []float64 {
 			out := make([]float64, l.outC)
 			for o := range out {
 				for p := 0; p < in; p++ {
-					out[o] += a[p] * W[p*l.outC+o]
+					out[o] += a[p] * W[o*in+p]
 				}
 			}
 			if l.bias {

@@ -1,0 +1,118 @@
+package model
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+var benchCases = []struct {
+	name string
+	spec Spec
+	m    int
+}{
+	{"MNIST-256", Spec{Arch: "tfp-cnn", InputShape: []int{1, 28, 28}, Classes: 10}, 256},
+	{"CIFAR-1024", Spec{Arch: "tfp-cnn", InputShape: []int{3, 32, 32}, Classes: 10}, 1024},
+}
+
+func benchSetup(b *testing.B, s Spec, m int) (Model, Batch) {
+	b.Helper()
+	mod, err := New(s, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return mod, randomBatch(s, m, rand.New(rand.NewPCG(2, 2)))
+}
+
+func reportExPerSec(b *testing.B, m int) {
+	b.ReportMetric(float64(b.N*m)/b.Elapsed().Seconds(), "ex/s")
+}
+
+func BenchmarkBatchGrad(b *testing.B) {
+	for _, c := range benchCases {
+		b.Run(c.name, func(b *testing.B) {
+			mod, batch := benchSetup(b, c.spec, c.m)
+			g := make([]float32, mod.NumParams())
+			for b.Loop() {
+				if _, err := mod.BatchGrad(batch, g); err != nil {
+					b.Fatal(err)
+				}
+			}
+			reportExPerSec(b, c.m)
+		})
+	}
+}
+
+func BenchmarkPerExampleGrads(b *testing.B) {
+	for _, c := range benchCases {
+		b.Run(c.name, func(b *testing.B) {
+			mod, batch := benchSetup(b, c.spec, c.m)
+			g := make([]float32, c.m*mod.NumParams())
+			l := make([]float32, c.m)
+			for b.Loop() {
+				if err := mod.PerExampleGrads(batch, g, l); err != nil {
+					b.Fatal(err)
+				}
+			}
+			reportExPerSec(b, c.m)
+		})
+	}
+}
+
+// BenchmarkModelStep measures whole SGD steps as the trainer runs them:
+// "nonprivate" is BatchGrad + update; "dp" is per-example gradients,
+// clipping each to L2 norm 1, summing, adding N(0, σ²) noise and updating.
+func BenchmarkModelStep(b *testing.B) {
+	for _, c := range benchCases {
+		b.Run("nonprivate/"+c.name, func(b *testing.B) {
+			mod, batch := benchSetup(b, c.spec, c.m)
+			P := mod.NumParams()
+			g := make([]float32, P)
+			for b.Loop() {
+				if _, err := mod.BatchGrad(batch, g); err != nil {
+					b.Fatal(err)
+				}
+				for i := range g {
+					g[i] *= 0.01 / float32(c.m)
+				}
+				if err := mod.Step(g); err != nil {
+					b.Fatal(err)
+				}
+			}
+			reportExPerSec(b, c.m)
+		})
+		b.Run("dp/"+c.name, func(b *testing.B) {
+			mod, batch := benchSetup(b, c.spec, c.m)
+			P := mod.NumParams()
+			grads := make([]float32, c.m*P)
+			losses := make([]float32, c.m)
+			sum := make([]float32, P)
+			rng := rand.New(rand.NewPCG(3, 3))
+			const clip, sigma, lr = 1, 1.1, 0.15
+			for b.Loop() {
+				if err := mod.PerExampleGrads(batch, grads, losses); err != nil {
+					b.Fatal(err)
+				}
+				clear(sum)
+				for i := 0; i < c.m; i++ {
+					row := grads[i*P : (i+1)*P]
+					var n2 float64
+					for _, v := range row {
+						n2 += float64(v) * float64(v)
+					}
+					s := float32(math.Min(1, clip/math.Sqrt(n2)))
+					for k, v := range row {
+						sum[k] += s * v
+					}
+				}
+				for k := range sum {
+					sum[k] = lr * (sum[k] + float32(sigma*clip*rng.NormFloat64())) / float32(c.m)
+				}
+				if err := mod.Step(sum); err != nil {
+					b.Fatal(err)
+				}
+			}
+			reportExPerSec(b, c.m)
+		})
+	}
+}
