@@ -36,6 +36,6 @@ func loadFashionMNIST(split, dataDir string) (*Dataset, error) {
 		return nil, err
 	}
 	dir := filepath.Join(dataDir, "fashion-mnist")
-	return loadIDXPair(filepath.Join(dir, files[0].name), files[0], filepath.Join(dir, files[1].name), files[1],
+	return loadIDXPair(locate(dir, files[0]), files[0], locate(dir, files[1]), files[1],
 		idxOptions{name: "fashion-mnist/" + split, classes: 10, rows: 28, cols: 28})
 }

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
 )
 
 // FileError reports a problem with one dataset file: it is missing,
@@ -162,4 +164,20 @@ func expectEOF(r io.Reader) error {
 		return err
 	}
 	return nil
+}
+
+// locate returns the path of spec's file in dir. When the compressed file
+// is absent but an unpacked copy (the name without ".gz"/".bz2") exists and
+// spec records checksums of the decompressed content, the copy is used.
+func locate(dir string, spec fileSpec) string {
+	p := filepath.Join(dir, spec.name)
+	if fileExists(p) || len(spec.contentSums) == 0 {
+		return p
+	}
+	for _, ext := range []string{".gz", ".bz2"} {
+		if u := strings.TrimSuffix(p, ext); u != p && fileExists(u) {
+			return u
+		}
+	}
+	return p
 }

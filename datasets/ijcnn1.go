@@ -45,7 +45,7 @@ func loadIJCNN1(split, dataDir string) (*Dataset, error) {
 	for i, p := range parts {
 		go func() {
 			spec := ijcnn1Files[p]
-			ds[i], errs[i] = loadLIBSVMFile(filepath.Join(dir, spec.name), spec, ijcnn1Dim)
+			ds[i], errs[i] = loadLIBSVMFile(locate(dir, spec), spec, ijcnn1Dim)
 			done <- i
 		}()
 	}

@@ -137,6 +137,21 @@ func TestFashionMNISTDebianAndCorruptFiles(t *testing.T) {
 		t.Errorf("Debian-style files: N %d, first label %d", d.N, d.Labels[0])
 	}
 
+	// Unpacked IDX files under the official names without ".gz": accepted
+	// by their decompressed-content MD5.
+	unpacked := t.TempDir()
+	for name, b := range map[string][]byte{"t10k-images-idx3-ubyte": imgs, "t10k-labels-idx1-ubyte": labs} {
+		zr, err := gzip.NewReader(bytes.NewReader(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := io.ReadAll(zr)
+		writeFile(t, filepath.Join(unpacked, "fashion-mnist", name), raw)
+	}
+	if d, err := Load("fashion-mnist", "test", unpacked); err != nil || d.N != 10000 {
+		t.Fatalf("unpacked files: %v", err)
+	}
+
 	// A valid gzip of altered content: rejected by checksum.
 	zr, _ := gzip.NewReader(bytes.NewReader(labs))
 	raw, _ := io.ReadAll(zr)
@@ -154,7 +169,7 @@ func TestFashionMNISTDebianAndCorruptFiles(t *testing.T) {
 	}{
 		{"altered label", imgs, buf.Bytes(), "t10k-labels-idx1-ubyte.gz", []string{"checksum mismatch", "bb300cfdad3c16e7a12a480ee83cd310", "15d484375f8d13e6eb1aabb0c3f46965"}},
 		{"truncated images", imgs[:len(imgs)/2], labs, "t10k-images-idx3-ubyte.gz", []string{"truncated", "bef4ecab320f06d8554ea6380940ec79"}},
-		{"raw IDX labels", imgs, raw, "t10k-labels-idx1-ubyte.gz", []string{"checksum mismatch"}},
+		{"altered raw IDX labels", imgs, raw, "t10k-labels-idx1-ubyte.gz", []string{"checksum mismatch"}},
 		{"empty labels", imgs, nil, "t10k-labels-idx1-ubyte.gz", []string{"truncated"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
