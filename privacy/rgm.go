@@ -221,3 +221,9 @@ func rgmMinSigma(alpha, eta, gamma, rRel float64) float64 {
 	}
 	return math.Sqrt(gamma*br) * rRel / eta
 }
+
+// NoiseStd returns √(γ‖R(x)‖² + σ²), the per-coordinate standard deviation
+// of the noise that Definition 3 adds to an output of L2 norm norm.
+func (m RGM) NoiseStd(norm float64) float64 {
+	return math.Sqrt(m.Gamma*norm*norm + m.Sigma*m.Sigma)
+}
