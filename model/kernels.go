@@ -1,6 +1,8 @@
 package model
 
 import (
+	"math"
+
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
 )
@@ -144,8 +146,11 @@ func (g *poolGeom) outSize() int { return g.c * g.outH * g.outW }
 
 // forward writes the window maxima of n examples into out and the index of
 // each maximum (within its example) into arg. Ties go to the first element
-// in (kh, kw) order.
-func (g *poolGeom) forward(in []float32, n int, out []float32, arg []int32) {
+// in (kh, kw) order. The comparisons are branch-free (on order-preserving
+// integer keys): with data-dependent branches, mispredictions dominate.
+//
+// keys is scratch of length c.
+func (g *poolGeom) forward(in []float32, n int, out []float32, arg []int32, keys []int64) {
 	isz, osz := g.inSize(), g.outSize()
 	C := g.c
 	for e := 0; e < n; e++ {
@@ -155,32 +160,41 @@ func (g *poolGeom) forward(in []float32, n int, out []float32, arg []int32) {
 		o := 0
 		for oh := 0; oh < g.outH; oh++ {
 			for ow := 0; ow < g.outW; ow++ {
-				first := (oh*g.stride*g.inW + ow*g.stride) * C
-				copy(y[o:o+C], x[first:first+C])
-				for c := 0; c < C; c++ {
-					a[o+c] = int32(first + c)
+				base := (oh*g.stride*g.inW + ow*g.stride) * C
+				as := a[o : o+C]
+				for c, v := range x[base : base+C] {
+					keys[c] = int64(orderKey(v))
+					as[c] = int32(base + c)
 				}
 				for ki := 0; ki < g.k; ki++ {
 					for kj := 0; kj < g.k; kj++ {
 						if ki == 0 && kj == 0 {
 							continue
 						}
-						src := ((oh*g.stride+ki)*g.inW + ow*g.stride + kj) * C
+						src := base + (ki*g.inW+kj)*C
 						xs := x[src : src+C]
-						ys := y[o : o+C]
-						as := a[o : o+C]
 						for c, v := range xs {
-							if v > ys[c] {
-								ys[c] = v
-								as[c] = int32(src + c)
-							}
+							k := int64(orderKey(v))
+							m := (keys[c] - k) >> 63 // −1 iff keys[c] < k
+							keys[c] ^= (keys[c] ^ k) & m
+							as[c] ^= (as[c] ^ int32(src+c)) & int32(m)
 						}
 					}
+				}
+				ys := y[o : o+C]
+				for c, i := range as {
+					ys[c] = x[i]
 				}
 				o += C
 			}
 		}
 	}
+}
+
+// orderKey maps a float32 to an int32 with the same order (NaNs aside).
+func orderKey(v float32) int32 {
+	b := int32(math.Float32bits(v))
+	return b ^ ((b >> 31) & 0x7fffffff)
 }
 
 // backward routes the output gradients dout of n examples to the argmax
@@ -198,19 +212,41 @@ func (g *poolGeom) backward(dout []float32, arg []int32, n int, din []float32) {
 }
 
 // gemm computes C = alpha·op(A)·op(B) + beta·C for row-major dense matrices.
+//
+// C is computed in tiles small enough for gonum to run each serially: the
+// models already keep both cores busy with one graph each, and gonum's
+// parallel path allocates goroutines and channels on every call.
 func gemm(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	const bs = 64 // gonum's block size; it goes parallel at ≥ 4 blocks of C
+	colT := n
+	if colT > 3*bs {
+		colT = 3 * bs
+	}
+	rowT := bs * (3 / ((colT + bs - 1) / bs))
 	ta, tb := blas.NoTrans, blas.NoTrans
-	ar, ac := m, k
 	if tA {
-		ta, ar, ac = blas.Trans, k, m
+		ta = blas.Trans
 	}
-	br, bc := k, n
 	if tB {
-		tb, br, bc = blas.Trans, n, k
+		tb = blas.Trans
 	}
-	blas32.Gemm(ta, tb, alpha,
-		blas32.General{Rows: ar, Cols: ac, Stride: lda, Data: a},
-		blas32.General{Rows: br, Cols: bc, Stride: ldb, Data: b},
-		beta,
-		blas32.General{Rows: m, Cols: n, Stride: ldc, Data: c})
+	for i0 := 0; i0 < m; i0 += rowT {
+		mi := min(rowT, m-i0)
+		ar, ac, as := mi, k, a[i0*lda:]
+		if tA {
+			ar, ac, as = k, mi, a[i0:]
+		}
+		for j0 := 0; j0 < n; j0 += colT {
+			nj := min(colT, n-j0)
+			br, bc, bsl := k, nj, b[j0:]
+			if tB {
+				br, bc, bsl = nj, k, b[j0*ldb:]
+			}
+			blas32.Gemm(ta, tb, alpha,
+				blas32.General{Rows: ar, Cols: ac, Stride: lda, Data: as},
+				blas32.General{Rows: br, Cols: bc, Stride: ldb, Data: bsl},
+				beta,
+				blas32.General{Rows: mi, Cols: nj, Stride: ldc, Data: c[i0*ldc+j0:]})
+		}
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"hash"
 	"hash/fnv"
 	"math"
+	"unsafe"
 
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
@@ -44,32 +45,31 @@ var (
 	vecT = G.TensorType{Dims: 1, Of: G.Float32}
 )
 
-// f32s returns the float32 data of a Gorgonia value.
+// f32s returns the float32 data of a Gorgonia value without copying or
+// allocating (tensor.Dense.Data allocates through reflection).
 func f32s(v G.Value) ([]float32, error) {
 	switch t := v.(type) {
-	case tensor.Tensor:
-		d, ok := t.Data().([]float32)
-		if !ok {
+	case *tensor.Dense:
+		if t.Dtype() != tensor.Float32 {
 			return nil, fmt.Errorf("model: expected float32 tensor, got %v", t.Dtype())
 		}
-		return d, nil
+		raw := t.Header.Raw
+		return unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(raw))), len(raw)/4), nil
 	case *G.F32:
-		return []float32{float32(*t)}, nil
+		return unsafe.Slice((*float32)(t), 1), nil
 	}
 	return nil, fmt.Errorf("model: unexpected value type %T", v)
 }
 
-func inputsF32(want int, in []G.Value) ([][]float32, error) {
+// inputsF32 returns the data of want (≤ 4) inputs.
+func inputsF32(want int, in []G.Value) (out [4][]float32, err error) {
 	if len(in) != want {
-		return nil, fmt.Errorf("model: op expects %d inputs, got %d", want, len(in))
+		return out, fmt.Errorf("model: op expects %d inputs, got %d", want, len(in))
 	}
-	out := make([][]float32, len(in))
 	for i, v := range in {
-		d, err := f32s(v)
-		if err != nil {
-			return nil, err
+		if out[i], err = f32s(v); err != nil {
+			return out, err
 		}
-		out[i] = d
 	}
 	return out, nil
 }
@@ -204,7 +204,7 @@ func (o *denseOp) Do(in ...G.Value) (G.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	a, w, e := d[0], d[1], d[len(d)-1]
+	a, w, e := d[0], d[1], d[o.Arity()-1]
 	z := o.outData
 	copy(z, e[:len(z)])
 	if o.bias {
@@ -325,13 +325,13 @@ func (o *reluBackOp) Do(in ...G.Value) (G.Value, error) {
 	if err != nil {
 		return nil, err
 	}
+	// y = max(a, 0) ≥ +0, so y > 0 iff its bits are non-zero; the mask
+	// avoids a data-dependent branch.
 	y, dy := d[0], d[1]
+	y, dy = y[:len(o.outData)], dy[:len(o.outData)]
 	for i := range o.outData {
-		if y[i] > 0 {
-			o.outData[i] = dy[i]
-		} else {
-			o.outData[i] = 0
-		}
+		m := -int32(math.Float32bits(y[i])) >> 31
+		o.outData[i] = math.Float32frombits(math.Float32bits(dy[i]) & uint32(m))
 	}
 	return o.out, nil
 }
@@ -342,6 +342,7 @@ type poolOp struct {
 	opBase
 	g       *poolGeom
 	arg     []int32
+	keys    []int64
 	out     *tensor.Dense
 	outData []float32
 }
@@ -349,6 +350,7 @@ type poolOp struct {
 func newPoolOp(name string, n int, g *poolGeom) *poolOp {
 	o := &poolOp{opBase: opBase{name: name, n: n}, g: g}
 	o.arg = make([]int32, n*g.outSize())
+	o.keys = make([]int64, g.c)
 	o.out, o.outData = newMat(n, g.outSize())
 	return o
 }
@@ -363,7 +365,7 @@ func (o *poolOp) Do(in ...G.Value) (G.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	o.g.forward(d[0], o.n, o.outData, o.arg)
+	o.g.forward(d[0], o.n, o.outData, o.arg, o.keys)
 	return o.out, nil
 }
 func (o *poolOp) UsePreallocDo(_ G.Value, in ...G.Value) (G.Value, error) { return o.Do(in...) }
