@@ -1,0 +1,221 @@
+package rgmfig
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"image/color"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+)
+
+// WriteCSV writes one row per (split, curve, iteration) with the gap of every
+// run and their min / median / max: columns split, curve, iteration, min,
+// median, max, run0, run1, …; failed runs are empty cells.
+func (f *Figure) WriteCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	head := []string{"split", "curve", "iteration", "min", "median", "max"}
+	for r := 0; r < f.Config.Runs; r++ {
+		head = append(head, "run"+strconv.Itoa(r))
+	}
+	if err := cw.Write(head); err != nil {
+		return err
+	}
+	ff := func(v float64) string { return strconv.FormatFloat(v, 'g', 10, 64) }
+	for _, p := range f.Panels {
+		for _, cr := range p.Curves {
+			lo, mid, hi := cr.Band()
+			if lo == nil {
+				continue
+			}
+			for t := range lo {
+				rec := []string{string(p.Split), cr.Curve.Name, strconv.Itoa(t), ff(lo[t]), ff(mid[t]), ff(hi[t])}
+				for _, g := range cr.Gaps {
+					if g == nil {
+						rec = append(rec, "")
+					} else {
+						rec = append(rec, ff(g[t]))
+					}
+				}
+				if err := cw.Write(rec); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// WriteSummary writes the figure's configuration and per-curve summaries
+// (final gaps, errors, node reports) as indented JSON.
+func (f *Figure) WriteSummary(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(f)
+}
+
+// Plot draws one log-scale panel per split: each curve's median gap over the
+// runs as a line and its min–max band shaded. Gaps below floor are drawn at
+// floor (the CSV keeps the exact values).
+func (f *Figure) Plot(floor float64) ([]*plot.Plot, error) {
+	var plots []*plot.Plot
+	for _, p := range f.Panels {
+		pl := plot.New()
+		pl.Title.Text = fmt.Sprintf("%s split — %s", p.Split, f.Config.Title)
+		pl.X.Label.Text = "iteration"
+		pl.Y.Label.Text = "f(θ_t) − f*"
+		pl.Y.Scale = plot.LogScale{}
+		pl.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+		pl.Legend.Top = true
+		for c, cr := range p.Curves {
+			lo, mid, hi := cr.Band()
+			if lo == nil {
+				pl.Legend.Add(cr.Curve.Label + " (failed)")
+				continue
+			}
+			col := plotutil.Color(c)
+			band := make(plotter.XYs, 0, 2*len(lo))
+			line := make(plotter.XYs, len(mid))
+			clamp := func(v float64) float64 { return math.Max(v, floor) }
+			for t := range lo {
+				band = append(band, plotter.XY{X: float64(t), Y: clamp(hi[t])})
+				line[t] = plotter.XY{X: float64(t), Y: clamp(mid[t])}
+			}
+			for t := len(lo) - 1; t >= 0; t-- {
+				band = append(band, plotter.XY{X: float64(t), Y: clamp(lo[t])})
+			}
+			poly, err := plotter.NewPolygon(band)
+			if err != nil {
+				return nil, err
+			}
+			r, g, b, _ := col.RGBA()
+			poly.Color = color.NRGBA{R: uint8(r >> 8), G: uint8(g >> 8), B: uint8(b >> 8), A: 60}
+			poly.LineStyle.Width = 0
+			ln, err := plotter.NewLine(line)
+			if err != nil {
+				return nil, err
+			}
+			ln.Color = col
+			ln.Width = vg.Points(1.5)
+			if cr.Curve.Constants == "paper" {
+				ln.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+			}
+			pl.Add(poly, ln)
+			pl.Legend.Add(cr.Curve.Label, ln)
+		}
+		plots = append(plots, pl)
+	}
+	return plots, nil
+}
+
+// SavePNG writes the panels side by side as a PNG.
+func (f *Figure) SavePNG(path string, floor float64) error {
+	plots, err := f.Plot(floor)
+	if err != nil {
+		return fmt.Errorf("rgmfig: plotting: %w", err)
+	}
+	w, h := vg.Length(len(plots))*6*vg.Inch, 5*vg.Inch
+	img := vgimg.New(w, h)
+	dc := draw.New(img)
+	tiles := draw.Tiles{Rows: 1, Cols: len(plots), PadX: vg.Millimeter * 4, PadTop: vg.Millimeter * 2,
+		PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 2}
+	canvases := plot.Align([][]*plot.Plot{plots}, tiles, dc)
+	for i, pl := range plots {
+		pl.Draw(canvases[0][i])
+	}
+	out, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("rgmfig: %w", err)
+	}
+	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(out); err != nil {
+		out.Close()
+		return fmt.Errorf("rgmfig: writing %s: %w", path, err)
+	}
+	return out.Close()
+}
+
+// PlotFloor returns a display floor a decade below the smallest gap of any
+// private curve (so the noiseless curve's descent to ~1e-30 does not squash
+// the others), or 1e-12 if there is none.
+func (f *Figure) PlotFloor() float64 {
+	m := math.Inf(1)
+	for _, p := range f.Panels {
+		for _, cr := range p.Curves {
+			if cr.Curve.Method == "none" {
+				continue
+			}
+			for _, g := range cr.Gaps {
+				for _, v := range g {
+					if v > 0 {
+						m = math.Min(m, v)
+					}
+				}
+			}
+		}
+	}
+	if math.IsInf(m, 1) {
+		return 1e-12
+	}
+	return m / 10
+}
+
+// WriteAll writes <prefix>.csv, <prefix>.png and <prefix>.json into dir.
+func (f *Figure) WriteAll(dir, prefix string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("rgmfig: %w", err)
+	}
+	for _, w := range []struct {
+		ext   string
+		write func(io.Writer) error
+	}{{".csv", f.WriteCSV}, {".json", f.WriteSummary}} {
+		path := filepath.Join(dir, prefix+w.ext)
+		out, err := os.Create(path)
+		if err != nil {
+			return fmt.Errorf("rgmfig: %w", err)
+		}
+		if err := w.write(out); err != nil {
+			out.Close()
+			return fmt.Errorf("rgmfig: writing %s: %w", path, err)
+		}
+		if err := out.Close(); err != nil {
+			return fmt.Errorf("rgmfig: %w", err)
+		}
+	}
+	return f.SavePNG(filepath.Join(dir, prefix+".png"), f.PlotFloor())
+}
+
+// Table formats the plateau gaps (median [min, max] over runs) per split
+// and curve.
+func (f *Figure) Table(w io.Writer) error {
+	for _, p := range f.Panels {
+		if _, err := fmt.Fprintf(w, "%s split (%s):\n", p.Split, f.Config.Title); err != nil {
+			return err
+		}
+		for _, cr := range p.Curves {
+			if cr.Succeeded == 0 {
+				msg := ""
+				for _, e := range cr.Errors {
+					if e != "" {
+						msg = e
+						break
+					}
+				}
+				fmt.Fprintf(w, "  %-24s failed: %s\n", cr.Curve.Label, msg)
+				continue
+			}
+			fmt.Fprintf(w, "  %-24s %.3g  [%.3g, %.3g]\n", cr.Curve.Label, cr.FinalMedian, cr.FinalMin, cr.FinalMax)
+		}
+	}
+	return nil
+}
