@@ -3,7 +3,10 @@ package model
 import (
 	"math"
 	"math/rand/v2"
+	"sync"
 	"testing"
+
+	"gonum.org/v1/gonum/blas/blas32"
 )
 
 var benchCases = []struct {
@@ -87,32 +90,54 @@ func BenchmarkModelStep(b *testing.B) {
 			grads := make([]float32, c.m*P)
 			losses := make([]float32, c.m)
 			sum := make([]float32, P)
+			scales := make([]float32, c.m)
 			rng := rand.New(rand.NewPCG(3, 3))
 			const clip, sigma, lr = 1, 1.1, 0.15
 			for b.Loop() {
 				if err := mod.PerExampleGrads(batch, grads, losses); err != nil {
 					b.Fatal(err)
 				}
-				clear(sum)
-				for i := 0; i < c.m; i++ {
-					row := grads[i*P : (i+1)*P]
-					var n2 float64
-					for _, v := range row {
-						n2 += float64(v) * float64(v)
-					}
-					s := float32(math.Min(1, clip/math.Sqrt(n2)))
-					for k, v := range row {
-						sum[k] += s * v
-					}
-				}
-				for k := range sum {
-					sum[k] = lr * (sum[k] + float32(sigma*clip*rng.NormFloat64())) / float32(c.m)
-				}
+				clipSumNoise(grads, c.m, P, clip, sigma, lr, scales, sum, rng)
 				if err := mod.Step(sum); err != nil {
 					b.Fatal(err)
 				}
 			}
 			reportExPerSec(b, c.m)
 		})
+	}
+}
+
+// clipSumNoise is the DP part of a step, on two goroutines: per-example
+// clipping factors min(1, R/‖g_i‖), the clipped sum, Gaussian noise
+// N(0, (σR)²) and the scaling lr/M into an update.
+func clipSumNoise(grads []float32, m, p int, clip, sigma, lr float64, scales, sum []float32, rng *rand.Rand) {
+	const workers = 2
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w * m / workers; i < (w+1)*m/workers; i++ {
+				row := blas32.Vector{N: p, Inc: 1, Data: grads[i*p : (i+1)*p]}
+				scales[i] = float32(math.Min(1, clip/math.Sqrt(float64(blas32.Dot(row, row)))))
+			}
+		}()
+	}
+	wg.Wait()
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			lo, hi := w*p/workers, (w+1)*p/workers
+			s := blas32.Vector{N: hi - lo, Inc: 1, Data: sum[lo:hi]}
+			clear(s.Data)
+			for i := 0; i < m; i++ {
+				blas32.Axpy(scales[i], blas32.Vector{N: hi - lo, Inc: 1, Data: grads[i*p+lo : i*p+hi]}, s)
+			}
+		}()
+	}
+	wg.Wait()
+	for k := range sum {
+		sum[k] = float32(lr * (float64(sum[k]) + sigma*clip*rng.NormFloat64()) / float64(m))
 	}
 }

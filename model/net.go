@@ -51,7 +51,6 @@ type worker struct {
 	acc      []float32 // batch-gradient accumulator (len P)
 	lossSum  float64
 	err      error
-	tmpBias  []float32
 	outDense *denseOp
 }
 
@@ -65,7 +64,7 @@ func newNet(s Spec, seed uint64) (*net, error) {
 		return nil, err
 	}
 	s.InputShape = append([]int(nil), s.InputShape...)
-	n := &net{spec: s, layers: layers, loss: loss, p: p, in: layers[0].in, params: make([]float32, p), chunk: chunkSize(layers), l2: float32(s.L2)}
+	n := &net{spec: s, layers: layers, loss: loss, p: p, in: layers[0].in, params: alignedF32(p), chunk: chunkSize(layers), l2: float32(s.L2)}
 	initParams(layers, init, n.params, seed)
 	for i := range n.w {
 		if n.w[i], err = n.newWorker(n.chunk); err != nil {
@@ -81,8 +80,8 @@ func (n *net) newWorker(size int) (*worker, error) {
 	xt, xd := newMat(size, n.in)
 	w.x = xd
 	x := G.NewMatrix(g, G.Float32, G.WithShape(size, n.in), G.WithName("x"), G.WithValue(xt))
-	w.y = make([]float32, size)
-	w.m = make([]float32, size)
+	w.y = alignedF32(size)
+	w.m = alignedF32(size)
 	y := G.NewVector(g, G.Float32, G.WithShape(size), G.WithName("y"), G.WithValue(tensor.New(tensor.WithShape(size), tensor.WithBacking(w.y))))
 	mk := G.NewVector(g, G.Float32, G.WithShape(size), G.WithName("mask"), G.WithValue(tensor.New(tensor.WithShape(size), tensor.WithBacking(w.m))))
 
@@ -142,7 +141,6 @@ func (n *net) newWorker(size int) (*worker, error) {
 	}
 	w.vm = G.NewTapeMachine(g)
 	w.pvm = G.NewTapeMachine(g.SubgraphRoots(logits))
-	w.tmpBias = make([]float32, 0)
 	return w, nil
 }
 

@@ -75,7 +75,7 @@ func inputsF32(want int, in []G.Value) (out [4][]float32, err error) {
 }
 
 func newMat(r, c int) (*tensor.Dense, []float32) {
-	d := make([]float32, r*c)
+	d := alignedF32(r * c)
 	return tensor.New(tensor.WithShape(r, c), tensor.WithBacking(d)), d
 }
 
@@ -92,7 +92,7 @@ type convOp struct {
 
 func newConvOp(name string, n int, g *convGeom, needDA bool) *convOp {
 	o := &convOp{opBase: opBase{name: name, n: n}, g: g, needDA: needDA}
-	o.cols = make([]float32, n*g.rows()*g.cols())
+	o.cols = alignedF32(n * g.rows() * g.cols())
 	o.out, o.outData = newMat(n, g.outSize())
 	return o
 }
@@ -132,7 +132,7 @@ func (o *convOp) SymDiff(in G.Nodes, _, grad *G.Node) (G.Nodes, error) {
 	if o.needDA {
 		bo := &convBackOp{opBase: opBase{name: o.name + "/dA", n: o.n}, conv: o}
 		bo.out, bo.outData = newMat(o.n, o.g.inSize())
-		o.dcols = make([]float32, len(o.cols))
+		o.dcols = alignedF32(len(o.cols))
 		var err error
 		if da, err = G.ApplyOp(bo, grad, in[1]); err != nil {
 			return nil, err
