@@ -4,4 +4,71 @@
 // It knows nothing about privacy or aggregation: a Model turns a Batch into a
 // loss and gradients (summed over the batch, or one flat vector per example,
 // all parameters in one fixed order) and applies updates.
+//
+// # Architectures
+//
+// New builds, for Spec.Arch:
+//
+//   - "tfp-cnn": the TF-Privacy tutorial CNN: conv 16@8×8 stride 2 pad 3,
+//     ReLU, max-pool 2×2 stride 1; conv 32@4×4 stride 2, ReLU, max-pool 2×2
+//     stride 1; flatten; dense 32, ReLU; dense Classes. Any (C, H, W) input
+//     large enough, e.g. (1, 28, 28) (26,010 parameters with 10 classes) or
+//     (3, 32, 32) (37,274). Keras initialisation: Glorot-uniform kernels
+//     (limit √(6/(fan_in+fan_out)), fans counting the kernel's spatial size,
+//     as Keras does) and zero biases.
+//   - "pdp-cnn-mnist": the PDP-SGD CNN for MNIST / Fashion-MNIST (its Table 5):
+//     the same layers as tfp-cnn (its "size (2,2)" pools have stride 1, as in
+//     the Opacus MNIST example it follows), with PyTorch's default
+//     initialisation: kernels and biases U(±1/√fan_in).
+//   - "pdp-cnn-svhn": the PDP-SGD CNN for SVHN (its Table 4, LeNet-5): conv
+//     6@5×5, ReLU, max-pool 2×2 stride 2; conv 16@5×5, ReLU, max-pool 2×2
+//     stride 2; flatten; dense 120, ReLU; dense 84, ReLU; dense Classes
+//     (62,006 parameters for (3, 32, 32) and 10 classes); PyTorch
+//     initialisation.
+//   - "logreg": multinomial logistic regression z = Wx + b on (D) inputs,
+//     zero-initialised.
+//   - "linreg": linear (ridge) regression z = θᵀx on (D) inputs, no bias,
+//     Classes = 1, zero-initialised.
+//
+// Classifiers use the softmax cross-entropy loss ℓ_i = −log softmax(z_i)_{y_i}
+// (Batch.Labels); linreg uses ℓ_i = ½(θᵀx_i − y_i)² + (μ/2)‖θ‖² with μ =
+// Spec.L2 (Batch.Targets), so the penalty is part of every example's loss and
+// gradient. Predict returns logits (M × Classes) or θᵀx (M).
+//
+// # Parameter order
+//
+// Layers come in order, each as its kernel then its bias. A convolution
+// kernel is laid out (out channel, kernel row, kernel column, in channel); a
+// dense kernel (out, in). Images are (C, H, W) per example in Batch.X, but
+// activations after the first convolution are (H, W, C), so flattening for
+// the first dense layer is in (H, W, C) order, as in Keras.
+//
+// # Implementation
+//
+// Each model compiles two Gorgonia graphs (gorgonia.org/gorgonia, float32)
+// of a fixed chunk size (64 examples for CNNs, 256 otherwise), built once
+// from the package's own Ops: convolution as im2col into a preallocated
+// buffer plus one sgemm, branch-free max-pooling, ReLU, dense layers and a
+// masked loss, each with its symbolic derivative. A batch of any size
+// (including 0) is cut into chunks, the last zero-padded and masked out of
+// the loss; chunk k runs on graph k mod 2, the two in parallel.
+//
+// Per-example gradients come from the same single forward/backward pass as
+// the batch gradient: every parameterised layer adds a zero-valued input e to
+// its output z, Gorgonia differentiates the loss with respect to the e's, and
+// each example's weight gradient is then the product of its ∂ℓ/∂z with its
+// layer input (dense) or unfolded patches (convolution), one small sgemm per
+// example and layer. BatchGrad forms the same products summed over the chunk
+// as one sgemm. Both are exact, not approximations.
+//
+// Results are bit-for-bit reproducible: the chunking and the assignment of
+// chunks to the two graphs depend only on the batch size, partial sums are
+// combined in a fixed order, and all buffers are 64-byte aligned so that the
+// SIMD kernels sum in the same order on every run.
+//
+// # Files
+//
+// Save and Load use a versioned binary format: magic, version, the Spec as
+// JSON, the float32 parameters and a SHA-256 checksum. Save writes atomically
+// (temporary file, fsync, rename).
 package model
