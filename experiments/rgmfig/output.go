@@ -13,7 +13,6 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
@@ -76,21 +75,24 @@ func (f *Figure) Plot(floor float64) ([]*plot.Plot, error) {
 		pl.X.Label.Text = "iteration"
 		pl.Y.Label.Text = "f(θ_t) − f*"
 		pl.Y.Scale = plot.LogScale{}
-		pl.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+		pl.Y.Tick.Marker = plot.LogTicks{Prec: 1}
 		pl.Legend.Top = true
+		pl.Legend.TextStyle.Font.Size = vg.Points(9)
+		top := floor
 		for c, cr := range p.Curves {
 			lo, mid, hi := cr.Band()
 			if lo == nil {
 				pl.Legend.Add(cr.Curve.Label + " (failed)")
 				continue
 			}
-			col := plotutil.Color(c)
+			col := palette[c%len(palette)]
 			band := make(plotter.XYs, 0, 2*len(lo))
 			line := make(plotter.XYs, len(mid))
 			clamp := func(v float64) float64 { return math.Max(v, floor) }
 			for t := range lo {
 				band = append(band, plotter.XY{X: float64(t), Y: clamp(hi[t])})
 				line[t] = plotter.XY{X: float64(t), Y: clamp(mid[t])}
+				top = math.Max(top, hi[t])
 			}
 			for t := len(lo) - 1; t >= 0; t-- {
 				band = append(band, plotter.XY{X: float64(t), Y: clamp(lo[t])})
@@ -114,9 +116,23 @@ func (f *Figure) Plot(floor float64) ([]*plot.Plot, error) {
 			pl.Add(poly, ln)
 			pl.Legend.Add(cr.Curve.Label, ln)
 		}
+		// Headroom above the curves for the legend.
+		pl.Y.Min, pl.Y.Max = floor, top*1e4
 		plots = append(plots, pl)
 	}
 	return plots, nil
+}
+
+// palette colours the curves in PaperCurves order: no noise, RGM, RGM
+// (paper constants), clip c, clip 10c, clip c/10.
+var palette = []color.Color{
+	color.NRGBA{0, 0, 0, 255},
+	color.NRGBA{31, 119, 180, 255},
+	color.NRGBA{31, 119, 180, 255},
+	color.NRGBA{255, 127, 14, 255},
+	color.NRGBA{44, 160, 44, 255},
+	color.NRGBA{214, 39, 40, 255},
+	color.NRGBA{148, 103, 189, 255},
 }
 
 // SavePNG writes the panels side by side as a PNG.
