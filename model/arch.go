@@ -137,7 +137,7 @@ func resolve(s Spec, layers []layer) (int, error) {
 			if h+2*l.pad < l.k || w+2*l.pad < l.k {
 				return 0, fmt.Errorf("model: %s: input shape %v too small: layer %d (conv %d×%d) sees %d×%d", s.Arch, s.InputShape, i, l.k, l.k, h, w)
 			}
-			l.conv = &convGeom{inC: c, inH: h, inW: w, chw: first, outC: l.outC, k: l.k, stride: l.stride, pad: l.pad, outH: oh, outW: ow}
+			l.conv = &convGeom{inC: c, inH: h, inW: w, chw: first && c > 1, outC: l.outC, k: l.k, stride: l.stride, pad: l.pad, outH: oh, outW: ow}
 			c, h, w = l.outC, oh, ow
 			f = c * h * w
 			l.nW, l.nB = l.conv.cols()*l.outC, l.outC

@@ -20,9 +20,10 @@ func alignedF32(n int) []float32 {
 
 // convGeom is the geometry of one 2-D convolution on a chunk of examples.
 //
-// Inputs are (C, H, W) per example when chw is set (the raw model input) and
-// (H, W, C) otherwise (the output of an earlier layer). Outputs are always
-// (H, W, C). The unfolded patch matrix of one example has L = outH·outW rows
+// Inputs are (C, H, W) per example when chw is set (the raw model input of
+// the first layer, transposed to (H, W, C) before unfolding; the first layer
+// never propagates gradients to its input) and (H, W, C) otherwise (the
+// output of an earlier layer). Outputs are always (H, W, C). The unfolded patch matrix of one example has L = outH·outW rows
 // and K = k·k·inC columns ordered (kh, kw, c), so that the kernel is the
 // K × outC matrix of the Keras layout (kh, kw, inC, outC).
 type convGeom struct {
@@ -37,7 +38,23 @@ func (g *convGeom) outSize() int { return g.outC * g.outH * g.outW }
 func (g *convGeom) rows() int    { return g.outH * g.outW }
 func (g *convGeom) cols() int    { return g.k * g.k * g.inC }
 
-// im2col unfolds n examples of in (n × inSize) into cols (n·L × K).
+// toHWC transposes n examples from (C, H, W) to (H, W, C) layout.
+func (g *convGeom) toHWC(in []float32, n int, out []float32) {
+	C, HW := g.inC, g.inH*g.inW
+	for e := 0; e < n; e++ {
+		x := in[e*C*HW : (e+1)*C*HW]
+		y := out[e*C*HW : (e+1)*C*HW]
+		for c := 0; c < C; c++ {
+			xc := x[c*HW : (c+1)*HW]
+			for p, v := range xc {
+				y[p*C+c] = v
+			}
+		}
+	}
+}
+
+// im2col unfolds n examples of (H, W, C) input in (n × inSize) into cols
+// (n·L × K).
 func (g *convGeom) im2col(in []float32, n int, cols []float32) {
 	K, L := g.cols(), g.rows()
 	isz := g.inSize()
@@ -59,22 +76,7 @@ func (g *convGeom) im2col(in []float32, n int, cols []float32) {
 						j += g.k * g.inC
 						continue
 					}
-					if g.chw {
-						for kj := 0; kj < g.k; kj++ {
-							w := w0 + kj
-							if w < 0 || w >= g.inW {
-								clear(row[j : j+g.inC])
-							} else {
-								src := h*g.inW + w
-								for c := 0; c < g.inC; c++ {
-									row[j+c] = x[src+c*g.inH*g.inW]
-								}
-							}
-							j += g.inC
-						}
-						continue
-					}
-					// HWC: a kernel row is one contiguous run when fully inside.
+					// A kernel row is one contiguous run when fully inside.
 					if w0 >= 0 && w0+g.k <= g.inW {
 						src := (h*g.inW + w0) * g.inC
 						copy(row[j:j+g.k*g.inC], x[src:src+g.k*g.inC])
@@ -97,8 +99,8 @@ func (g *convGeom) im2col(in []float32, n int, cols []float32) {
 	}
 }
 
-// col2im adds the patch gradients dcols (n·L × K) back into din (n × inSize),
-// which is zeroed first.
+// col2im adds the patch gradients dcols (n·L × K) back into din (n × inSize,
+// (H, W, C) layout), which is zeroed first.
 func (g *convGeom) col2im(dcols []float32, n int, din []float32) {
 	K, L := g.cols(), g.rows()
 	isz := g.inSize()
@@ -123,17 +125,10 @@ func (g *convGeom) col2im(dcols []float32, n int, din []float32) {
 					for kj := 0; kj < g.k; kj++ {
 						w := w0 + kj
 						if w >= 0 && w < g.inW {
-							if g.chw {
-								dst := h*g.inW + w
-								for c := 0; c < g.inC; c++ {
-									x[dst+c*g.inH*g.inW] += row[j+c]
-								}
-							} else {
-								dst := (h*g.inW + w) * g.inC
-								d := x[dst : dst+g.inC]
-								for c, v := range row[j : j+g.inC] {
-									d[c] += v
-								}
+							dst := (h*g.inW + w) * g.inC
+							d := x[dst : dst+g.inC]
+							for c, v := range row[j : j+g.inC] {
+								d[c] += v
 							}
 						}
 						j += g.inC
@@ -243,15 +238,21 @@ func gemm(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []flo
 	}
 	for i0 := 0; i0 < m; i0 += rowT {
 		mi := min(rowT, m-i0)
-		ar, ac, as := mi, k, a[i0*lda:]
+		var ar, ac int
+		var as []float32
 		if tA {
 			ar, ac, as = k, mi, a[i0:]
+		} else {
+			ar, ac, as = mi, k, a[i0*lda:]
 		}
 		for j0 := 0; j0 < n; j0 += colT {
 			nj := min(colT, n-j0)
-			br, bc, bsl := k, nj, b[j0:]
+			var br, bc int
+			var bsl []float32
 			if tB {
 				br, bc, bsl = nj, k, b[j0*ldb:]
+			} else {
+				br, bc, bsl = k, nj, b[j0:]
 			}
 			blas32.Gemm(ta, tb, alpha,
 				blas32.General{Rows: ar, Cols: ac, Stride: lda, Data: as},

@@ -172,11 +172,11 @@ func TestPerExampleGrads(t *testing.T) {
 	for _, s := range testSpecs {
 		t.Run(specName(s), func(t *testing.T) {
 			m := perturbed(t, s, 5)
-			chunk := m.(*net).chunk
+			big, small := m.(*net).sizes[0], m.(*net).sizes[1]
 			P := m.NumParams()
 			theta := f64(m.Params())
 			rng := rand.New(rand.NewPCG(6, 6))
-			for _, M := range []int{0, 1, 2, 7, chunk - 1, chunk, chunk + 1, 2*chunk + 3} {
+			for _, M := range []int{0, 1, 2, 7, small + 1, big - 1, big, big + 1, 2*big + 3, 3*big - 5} {
 				b := randomBatch(s, M, rng)
 				d := 0
 				if M > 0 {
@@ -218,7 +218,7 @@ func TestPerExampleGrads(t *testing.T) {
 				// Each row equals the batch-of-one gradient (checked on a
 				// spread of rows, including both sides of chunk boundaries).
 				one := make([]float32, P)
-				for _, i := range []int{0, 1, chunk - 1, chunk, M - 2, M - 1} {
+				for _, i := range []int{0, 1, small - 1, small, big - 1, big, 2 * big, M - 2, M - 1} {
 					if i < 0 || i >= M {
 						continue
 					}
@@ -304,5 +304,40 @@ func TestGradFiniteDifferences(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestMakePlan(t *testing.T) {
+	m, err := New(Spec{Arch: "tfp-cnn", InputShape: []int{1, 28, 28}, Classes: 10}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := m.(*net)
+	big, small := n.sizes[0], n.sizes[1]
+	for M := 0; M <= 5*big; M++ {
+		plan := n.makePlan(M)
+		next := 0
+		var load [numWorkers]int
+		for _, c := range plan {
+			size := big
+			if c.small {
+				size = small
+			}
+			if c.start != next || c.cnt < 1 || c.cnt > size {
+				t.Fatalf("M=%d: bad chunk %+v after row %d", M, c, next)
+			}
+			next += c.cnt
+			load[c.worker] += size
+		}
+		if next != M {
+			t.Fatalf("M=%d: plan covers %d rows", M, next)
+		}
+		if d := load[0] - load[1]; d > big || d < -big {
+			t.Errorf("M=%d: unbalanced padded rows %v", M, load)
+		}
+		// Padding wastes less than one large chunk.
+		if load[0]+load[1]-M >= big {
+			t.Errorf("M=%d: %d padded rows for %d", M, load[0]+load[1], M)
+		}
 	}
 }

@@ -14,12 +14,20 @@ import (
 // depend on the machine.
 const numWorkers = 2
 
-// chunkSize returns the rows per graph run for an architecture.
-func chunkSize(layers []layer) int {
+// chunkSizes returns the rows per run of the large and the small graph of an
+// architecture.
+func chunkSizes(layers []layer) [2]int {
 	if layers[0].kind == layerConv {
-		return 64
+		return [2]int{64, 16}
 	}
-	return 256
+	return [2]int{256, 32}
+}
+
+// chunk is a run of cnt ≤ graph size rows from start, on one worker.
+type chunk struct {
+	start, cnt int
+	small      bool
+	worker     int
 }
 
 // net is a Model built from a layer list; see New.
@@ -30,13 +38,22 @@ type net struct {
 	p      int
 	in     int // input features per example
 	params []float32
-	chunk  int
+	sizes  [2]int
 	w      [numWorkers]*worker
+	plan   []chunk
 	l2     float32
 }
 
-// worker is one compiled graph of chunk size n with its buffers.
+// worker runs chunks on its own two graphs (large and small chunk size).
 type worker struct {
+	graphs  [2]*graph
+	acc     []float32 // batch-gradient accumulator (len P)
+	lossSum float64
+	err     error
+}
+
+// graph is one compiled graph of chunk size n with its buffers.
+type graph struct {
 	n        int
 	g        *G.ExprGraph
 	vm       G.VM
@@ -48,9 +65,6 @@ type worker struct {
 	plays    []*layer   // parameterised layers
 	lossOp   *lossOp
 	logits   []float32 // output buffer of the last layer
-	acc      []float32 // batch-gradient accumulator (len P)
-	lossSum  float64
-	err      error
 	outDense *denseOp
 }
 
@@ -64,18 +78,22 @@ func newNet(s Spec, seed uint64) (*net, error) {
 		return nil, err
 	}
 	s.InputShape = append([]int(nil), s.InputShape...)
-	n := &net{spec: s, layers: layers, loss: loss, p: p, in: layers[0].in, params: alignedF32(p), chunk: chunkSize(layers), l2: float32(s.L2)}
+	n := &net{spec: s, layers: layers, loss: loss, p: p, in: layers[0].in, params: alignedF32(p), sizes: chunkSizes(layers), l2: float32(s.L2)}
 	initParams(layers, init, n.params, seed)
 	for i := range n.w {
-		if n.w[i], err = n.newWorker(n.chunk); err != nil {
-			return nil, fmt.Errorf("model: %s: building graph: %w", s.Arch, err)
+		w := &worker{acc: make([]float32, p)}
+		for j, size := range n.sizes {
+			if w.graphs[j], err = n.newGraph(size); err != nil {
+				return nil, fmt.Errorf("model: %s: building graph: %w", s.Arch, err)
+			}
 		}
+		n.w[i] = w
 	}
 	return n, nil
 }
 
-func (n *net) newWorker(size int) (*worker, error) {
-	w := &worker{n: size, g: G.NewGraph(), acc: make([]float32, n.p)}
+func (n *net) newGraph(size int) (*graph, error) {
+	w := &graph{n: size, g: G.NewGraph()}
 	g := w.g
 	xt, xd := newMat(size, n.in)
 	w.x = xd
@@ -146,7 +164,7 @@ func (n *net) newWorker(size int) (*worker, error) {
 
 // load copies rows [start, start+cnt) of b into the worker's inputs,
 // zero-padding the rest of the chunk and masking it out.
-func (n *net) load(w *worker, b *Batch, start, cnt int) {
+func (n *net) load(w *graph, b *Batch, start, cnt int) {
 	copy(w.x, b.X[start*n.in:(start+cnt)*n.in])
 	clear(w.x[cnt*n.in:])
 	for i := 0; i < w.n; i++ {
@@ -163,13 +181,13 @@ func (n *net) load(w *worker, b *Batch, start, cnt int) {
 	}
 }
 
-func (w *worker) run() error {
+func (w *graph) run() error {
 	w.vm.Reset()
 	return w.vm.RunAll()
 }
 
 // gradOut returns ∂loss/∂z of parameterised layer j after a run.
-func (w *worker) gradOut(j int) ([]float32, error) {
+func (w *graph) gradOut(j int) ([]float32, error) {
 	v := w.dz[j].Value()
 	if v == nil {
 		return nil, fmt.Errorf("model: no gradient value for layer %d", j)
@@ -177,15 +195,15 @@ func (w *worker) gradOut(j int) ([]float32, error) {
 	return f32s(v)
 }
 
-// accumulate adds the chunk's summed weight gradients to w.acc.
-func (w *worker) accumulate() error {
+// accumulate adds the chunk's summed weight gradients to acc.
+func (w *graph) accumulate(acc []float32) error {
 	for j, l := range w.plays {
 		dz, err := w.gradOut(j)
 		if err != nil {
 			return err
 		}
-		gw := w.acc[l.off : l.off+l.nW]
-		gb := w.acc[l.off+l.nW : l.off+l.nW+l.nB]
+		gw := acc[l.off : l.off+l.nW]
+		gb := acc[l.off+l.nW : l.off+l.nW+l.nB]
 		if c := w.convs[j]; c != nil {
 			g := c.g
 			rows := w.n * g.rows()
@@ -204,7 +222,7 @@ func (w *worker) accumulate() error {
 
 // perExample writes the gradients of the first cnt rows of the chunk into
 // grads, one row of length P each.
-func (w *worker) perExample(cnt, p int, grads []float32) error {
+func (w *graph) perExample(cnt, p int, grads []float32) error {
 	for j, l := range w.plays {
 		dz, err := w.gradOut(j)
 		if err != nil {
@@ -252,21 +270,62 @@ func addRows(dst, m []float32, rows int) {
 	}
 }
 
-// forChunks runs f on the chunks of an m-row batch, chunk k on worker
-// k mod numWorkers, workers in parallel. Errors are collected per worker.
-func (n *net) forChunks(m int, f func(w *worker, start, cnt int) error) error {
-	chunks := (m + n.chunk - 1) / n.chunk
+// makePlan cuts an m-row batch into chunks: full large chunks, then the
+// remainder in small chunks (or one large one if that wastes less), each
+// assigned to the worker with the fewest padded rows so far. The plan, and
+// hence every summation order, depends only on m.
+func (n *net) makePlan(m int) []chunk {
+	big, small := n.sizes[0], n.sizes[1]
+	plan := n.plan[:0]
+	var load [numWorkers]int
+	add := func(start, cnt int, sm bool) {
+		w := 0
+		for i := range load {
+			if load[i] < load[w] {
+				w = i
+			}
+		}
+		size := big
+		if sm {
+			size = small
+		}
+		load[w] += size
+		plan = append(plan, chunk{start: start, cnt: cnt, small: sm, worker: w})
+	}
+	start := 0
+	for ; m-start >= big; start += big {
+		add(start, big, false)
+	}
+	if rem := m - start; rem > big-small {
+		add(start, rem, false)
+	} else {
+		for ; start < m; start += small {
+			add(start, min(small, m-start), true)
+		}
+	}
+	n.plan = plan
+	return plan
+}
+
+// forChunks runs f on the chunks of an m-row batch, each worker on its own
+// chunks in plan order, the workers in parallel.
+func (n *net) forChunks(m int, f func(w *worker, g *graph, start, cnt int) error) error {
+	plan := n.makePlan(m)
 	var wg sync.WaitGroup
-	for wi := 0; wi < numWorkers && wi < chunks; wi++ {
-		w := n.w[wi]
+	for wi, w := range n.w {
 		w.err = nil
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for k := wi; k < chunks; k += numWorkers {
-				start := k * n.chunk
-				cnt := min(n.chunk, m-start)
-				if err := f(w, start, cnt); err != nil {
+			for _, c := range plan {
+				if c.worker != wi {
+					continue
+				}
+				g := w.graphs[0]
+				if c.small {
+					g = w.graphs[1]
+				}
+				if err := f(w, g, c.start, c.cnt); err != nil {
 					w.err = err
 					return
 				}
@@ -274,9 +333,9 @@ func (n *net) forChunks(m int, f func(w *worker, start, cnt int) error) error {
 		}()
 	}
 	wg.Wait()
-	for wi := range n.w {
-		if n.w[wi].err != nil {
-			return n.w[wi].err
+	for _, w := range n.w {
+		if w.err != nil {
+			return w.err
 		}
 	}
 	return nil
@@ -362,15 +421,15 @@ func (n *net) BatchGrad(b Batch, grad []float32) (float64, error) {
 		clear(w.acc)
 		w.lossSum = 0
 	}
-	err := n.forChunks(b.M, func(w *worker, start, cnt int) error {
-		n.load(w, &b, start, cnt)
-		if err := w.run(); err != nil {
+	err := n.forChunks(b.M, func(w *worker, g *graph, start, cnt int) error {
+		n.load(g, &b, start, cnt)
+		if err := g.run(); err != nil {
 			return err
 		}
-		for _, l := range w.lossOp.losses[:cnt] {
+		for _, l := range g.lossOp.losses[:cnt] {
 			w.lossSum += float64(l)
 		}
-		return w.accumulate()
+		return g.accumulate(w.acc)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("model: %s: BatchGrad: %w", n.spec.Arch, err)
@@ -403,13 +462,13 @@ func (n *net) PerExampleGrads(b Batch, grads []float32, losses []float32) error 
 	if len(losses) != b.M {
 		return fmt.Errorf("model: %s: PerExampleGrads: losses has length %d, want %d", n.spec.Arch, len(losses), b.M)
 	}
-	err := n.forChunks(b.M, func(w *worker, start, cnt int) error {
-		n.load(w, &b, start, cnt)
-		if err := w.run(); err != nil {
+	err := n.forChunks(b.M, func(_ *worker, g *graph, start, cnt int) error {
+		n.load(g, &b, start, cnt)
+		if err := g.run(); err != nil {
 			return err
 		}
-		copy(losses[start:start+cnt], w.lossOp.losses[:cnt])
-		return w.perExample(cnt, n.p, grads[start*n.p:(start+cnt)*n.p])
+		copy(losses[start:start+cnt], g.lossOp.losses[:cnt])
+		return g.perExample(cnt, n.p, grads[start*n.p:(start+cnt)*n.p])
 	})
 	if err != nil {
 		return fmt.Errorf("model: %s: PerExampleGrads: %w", n.spec.Arch, err)
@@ -438,14 +497,14 @@ func (n *net) Predict(x []float32, m int, out []float32) error {
 	if len(out) != m*c {
 		return fmt.Errorf("model: %s: Predict: out has length %d, want %d", n.spec.Arch, len(out), m*c)
 	}
-	err := n.forChunks(m, func(w *worker, start, cnt int) error {
-		copy(w.x, x[start*n.in:(start+cnt)*n.in])
-		clear(w.x[cnt*n.in:])
-		w.pvm.Reset()
-		if err := w.pvm.RunAll(); err != nil {
+	err := n.forChunks(m, func(_ *worker, g *graph, start, cnt int) error {
+		copy(g.x, x[start*n.in:(start+cnt)*n.in])
+		clear(g.x[cnt*n.in:])
+		g.pvm.Reset()
+		if err := g.pvm.RunAll(); err != nil {
 			return err
 		}
-		copy(out[start*c:(start+cnt)*c], w.logits[:cnt*c])
+		copy(out[start*c:(start+cnt)*c], g.logits[:cnt*c])
 		return nil
 	})
 	if err != nil {

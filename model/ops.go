@@ -85,6 +85,7 @@ type convOp struct {
 	g       *convGeom
 	needDA  bool // differentiate w.r.t. a (false for the first layer)
 	cols    []float32
+	hwc     []float32 // the input transposed to (H, W, C), if chw
 	out     *tensor.Dense
 	outData []float32
 	dcols   []float32 // scratch of the backward op
@@ -93,6 +94,9 @@ type convOp struct {
 func newConvOp(name string, n int, g *convGeom, needDA bool) *convOp {
 	o := &convOp{opBase: opBase{name: name, n: n}, g: g, needDA: needDA}
 	o.cols = alignedF32(n * g.rows() * g.cols())
+	if g.chw {
+		o.hwc = alignedF32(n * g.inSize())
+	}
 	o.out, o.outData = newMat(n, g.outSize())
 	return o
 }
@@ -112,6 +116,10 @@ func (o *convOp) Do(in ...G.Value) (G.Value, error) {
 	a, w, b, e := d[0], d[1], d[2], d[3]
 	g := o.g
 	K, L, C := g.cols(), g.rows(), g.outC
+	if g.chw {
+		g.toHWC(a, o.n, o.hwc)
+		a = o.hwc
+	}
 	g.im2col(a, o.n, o.cols)
 	z := o.outData
 	for r := 0; r < o.n*L; r++ {

@@ -1,0 +1,84 @@
+package model
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestGemm checks the tiled gemm against a naive triple loop for every
+// transposition and sizes on both sides of the tile boundaries.
+func TestGemm(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	for _, sz := range [][3]int{{1, 1, 1}, {3, 5, 7}, {64, 16, 64}, {193, 16, 75}, {130, 200, 9}, {65, 400, 16}, {16, 120, 400}} {
+		m, n, k := sz[0], sz[1], sz[2]
+		for _, tr := range [][2]bool{{false, false}, {false, true}, {true, false}, {true, true}} {
+			tA, tB := tr[0], tr[1]
+			a := make([]float32, m*k)
+			b := make([]float32, k*n)
+			c := make([]float32, m*n)
+			for _, s := range [][]float32{a, b, c} {
+				for i := range s {
+					s[i] = float32(rng.NormFloat64())
+				}
+			}
+			lda, ldb := k, n
+			at := func(i, l int) float32 { return a[i*k+l] }
+			if tA {
+				lda = m
+				at = func(i, l int) float32 { return a[l*m+i] }
+			}
+			bt := func(l, j int) float32 { return b[l*n+j] }
+			if tB {
+				ldb = k
+				bt = func(l, j int) float32 { return b[j*k+l] }
+			}
+			want := make([]float64, m*n)
+			for i := 0; i < m; i++ {
+				for j := 0; j < n; j++ {
+					s := 0.5 * float64(c[i*n+j])
+					for l := 0; l < k; l++ {
+						s += 2 * float64(at(i, l)) * float64(bt(l, j))
+					}
+					want[i*n+j] = s
+				}
+			}
+			gemm(tA, tB, m, n, k, 2, a, lda, b, ldb, 0.5, c, n)
+			for i, w := range want {
+				if math.Abs(float64(c[i])-w) > 1e-4*(1+math.Abs(w))*math.Sqrt(float64(k)) {
+					t.Fatalf("%v tA=%v tB=%v: c[%d] = %v, want %v", sz, tA, tB, i, c[i], w)
+				}
+			}
+		}
+	}
+}
+
+// TestPoolTies checks that max-pooling routes the gradient of a tied window
+// to its first maximum and handles negative inputs.
+func TestPoolTies(t *testing.T) {
+	g := &poolGeom{c: 1, inH: 2, inW: 3, k: 2, stride: 1, outH: 1, outW: 2}
+	in := []float32{-1, -3, -2, -1, -5, -2}
+	out := make([]float32, 2)
+	arg := make([]int32, 2)
+	g.forward(in, 1, out, arg, make([]int64, 1))
+	if out[0] != -1 || arg[0] != 0 || out[1] != -2 || arg[1] != 2 {
+		t.Errorf("forward: out %v arg %v, want [-1 -2] [0 2]", out, arg)
+	}
+	din := make([]float32, 6)
+	g.backward([]float32{10, 20}, arg, 1, din)
+	if want := []float32{10, 0, 20, 0, 0, 0}; !equalF32(din, want) {
+		t.Errorf("backward: %v, want %v", din, want)
+	}
+}
+
+func equalF32(a, b []float32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
