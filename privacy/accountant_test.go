@@ -281,3 +281,34 @@ func BenchmarkAccountantComposeCached(b *testing.B) {
 		}
 	}
 }
+
+// TestAccountantJSONAllKinds: every registered kind survives the JSON
+// history (FromSpec rebuilds it and the recomputed curve matches).
+func TestAccountantJSONAllKinds(t *testing.T) {
+	acc, _ := NewAccountantWithOptions([]float64{1.5, 2, 4, 8, 16}, AccountantOptions{AllowUnproven: true})
+	for _, m := range []Mechanism{
+		Gaussian{Sigma: 2}, Laplace{B: 3}, PTR{Sigma1: 4, Tau: 0.5, B: 1, Delta0: 1e-8},
+		SubsampledGaussian{Q: 0.01, Sigma: 1.1},
+		PoissonSubsampled{Base: Gaussian{Sigma: 1.1}, Q: 0.01},
+		PoissonSubsampled{Base: PTR{Sigma1: 4, Tau: 0.5, B: 1, Delta0: 1e-8}, Q: 0.01, Bound: SubsampleBlackBox},
+		PoissonSubsampled{Base: PTR{Sigma1: 1.1, Tau: 0.5, B: 1, Delta0: 1e-8}, Q: 0.01, Bound: SubsampleWhiteBox, AllowUnproven: true},
+		RGM{Eta: 0.1, Gamma: 0.01, Dim: 5},
+	} {
+		if err := acc.Compose(m, 2); err != nil {
+			t.Fatalf("%s: %v", m.Spec().Kind, err)
+		}
+	}
+	data, err := json.Marshal(acc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Accountant
+	if err := json.Unmarshal(data, &back); err != nil {
+		t.Fatal(err)
+	}
+	r1, _ := acc.Epsilon(1e-5, ConversionBBG)
+	r2, _ := back.Epsilon(1e-5, ConversionBBG)
+	if r1.Epsilon != r2.Epsilon || r1.Proven || r2.Proven || len(back.Mechanisms()) != 8 {
+		t.Errorf("original %+v, restored %+v", r1, r2)
+	}
+}

@@ -9,4 +9,23 @@
 // its doc comment, checks them at run time and reports, per order, which bound
 // produced a value (RDPValue.Bound) and whether it is proven there
 // (RDPValue.Valid).
+//
+// Overview:
+//
+//   - Mechanisms (Mechanism): Gaussian, Laplace, SubsampledGaussian (MTZ19),
+//     PTR (Theorem 4.3), PoissonSubsampled (white-box Theorem 4.4 or Zhu &
+//     Wang 2019 black-box / lower bounds), RGM (relative Gaussian, Theorem 1).
+//     FromSpec rebuilds any of them from its Spec.
+//   - Conversions: EpsilonFromRDP and DeltaFromRDP with ConversionMironov
+//     (Mironov 2017) or ConversionBBG (Balle et al. 2020), minimized over a
+//     grid of orders (DefaultOrders is Opacus' grid).
+//   - Accountant: composes mechanisms (cached per Spec), refuses unproven
+//     bounds unless AccountantOptions.AllowUnproven, answers ε for δ and δ
+//     for ε, and serializes its full history as JSON for exact resumption.
+//   - CalibrateSigma: the smallest DP-SGD noise multiplier for a target
+//     (ε, δ), optionally after a prior history (PDP-SGD's Algorithm 4).
+//   - StrongComposition: (ε, δ)-DP composition (Kairouz, Oh & Viswanath
+//     2015), for analyses that have no RDP curve, such as PTRDirect.
+//   - PersonalizedEpsilons: per-example ε from individual RDP curves
+//     (Theorem 4.8 of the Personalized DP-SGD paper).
 package privacy
