@@ -217,12 +217,73 @@ func (g *poolGeom) backward(dout []float32, arg []int32, n int, din []float32) {
 	}
 }
 
+// transpose writes the r × c matrix x as its c × r transpose into y.
+func transpose(x []float32, r, c int, y []float32) {
+	for i := 0; i < r; i++ {
+		for j, v := range x[i*c : (i+1)*c] {
+			y[j*r+i] = v
+		}
+	}
+}
+
+// useAVX2 selects the AVX2/FMA kernel for gemm; it is fixed at start-up.
+var useAVX2 = hasAVX2FMA()
+
 // gemm computes C = alpha·op(A)·op(B) + beta·C for row-major dense matrices.
+func gemm(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	gemmWith(useAVX2, tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// gemmWith is gemm using the AVX2/FMA kernel when fast is set and the
+// shape suits it (op(B) = B, alpha = 1, beta ∈ {0, 1}, at least 4 × 16),
+// else gonum. The kernel covers whole 4×16 tiles of C, gonum the edges.
+func gemmWith(fast, tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	if !fast || tB || alpha != 1 || (beta != 0 && beta != 1) || m < 4 || n < 16 || k == 0 {
+		gemmGonum(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		return
+	}
+	if beta == 0 {
+		for i := 0; i < m; i++ {
+			clear(c[i*ldc : i*ldc+n])
+		}
+	}
+	// A(i, l) is a[i·ai + l·al].
+	ai, al := lda, 1
+	if tA {
+		ai, al = 1, lda
+	}
+	m4, n16 := m&^3, n&^15
+	// Blocks of kb steps keep the B panel (kb × 16) in L1 across row tiles.
+	const kb = 256
+	for k0 := 0; k0 < k; k0 += kb {
+		kk := min(kb, k-k0)
+		for j := 0; j < n16; j += 16 {
+			bp := &b[k0*ldb+j]
+			for i := 0; i < m4; i += 4 {
+				kern4x16(kk, &a[i*ai+k0*al], ai, al, bp, ldb, &c[i*ldc+j], ldc)
+			}
+		}
+	}
+	if m4 < m {
+		var as []float32
+		if tA {
+			as = a[m4:]
+		} else {
+			as = a[m4*lda:]
+		}
+		gemmGonum(tA, false, m-m4, n, k, 1, as, lda, b, ldb, 1, c[m4*ldc:], ldc)
+	}
+	if n16 < n {
+		gemmGonum(tA, false, m4, n-n16, k, 1, a, lda, b[n16:], ldb, 1, c[n16:], ldc)
+	}
+}
+
+// gemmGonum is gemm through gonum.
 //
 // C is computed in tiles small enough for gonum to run each serially: the
 // models already keep both cores busy with one graph each, and gonum's
 // parallel path allocates goroutines and channels on every call.
-func gemm(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+func gemmGonum(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	const bs = 64 // gonum's block size; it goes parallel at ≥ 4 blocks of C
 	colT := n
 	if colT > 3*bs {

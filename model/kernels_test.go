@@ -10,7 +10,7 @@ import (
 // transposition and sizes on both sides of the tile boundaries.
 func TestGemm(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 1))
-	for _, sz := range [][3]int{{1, 1, 1}, {3, 5, 7}, {64, 16, 64}, {193, 16, 75}, {130, 200, 9}, {65, 400, 16}, {16, 120, 400}} {
+	for _, sz := range [][3]int{{1, 1, 1}, {3, 5, 7}, {64, 16, 64}, {193, 16, 75}, {130, 200, 9}, {65, 400, 16}, {16, 120, 400}, {401, 32, 64}, {16, 64, 700}, {33, 47, 300}} {
 		m, n, k := sz[0], sz[1], sz[2]
 		for _, tr := range [][2]bool{{false, false}, {false, true}, {true, false}, {true, true}} {
 			tA, tB := tr[0], tr[1]
@@ -33,20 +33,27 @@ func TestGemm(t *testing.T) {
 				ldb = k
 				bt = func(l, j int) float32 { return b[j*k+l] }
 			}
-			want := make([]float64, m*n)
-			for i := 0; i < m; i++ {
-				for j := 0; j < n; j++ {
-					s := 0.5 * float64(c[i*n+j])
-					for l := 0; l < k; l++ {
-						s += 2 * float64(at(i, l)) * float64(bt(l, j))
+			for _, beta := range []float32{0, 1, 0.5} {
+				for _, alpha := range []float32{1, 2} {
+					for _, fast := range []bool{false, useAVX2} {
+						want := make([]float64, m*n)
+						for i := 0; i < m; i++ {
+							for j := 0; j < n; j++ {
+								s := float64(beta) * float64(c[i*n+j])
+								for l := 0; l < k; l++ {
+									s += float64(alpha) * float64(at(i, l)) * float64(bt(l, j))
+								}
+								want[i*n+j] = s
+							}
+						}
+						got := append([]float32(nil), c...)
+						gemmWith(fast, tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, got, n)
+						for i, w := range want {
+							if math.Abs(float64(got[i])-w) > 1e-4*(1+math.Abs(w))*math.Sqrt(float64(k)) {
+								t.Fatalf("%v tA=%v tB=%v alpha=%v beta=%v fast=%v: c[%d] = %v, want %v", sz, tA, tB, alpha, beta, fast, i, got[i], w)
+							}
+						}
 					}
-					want[i*n+j] = s
-				}
-			}
-			gemm(tA, tB, m, n, k, 2, a, lda, b, ldb, 0.5, c, n)
-			for i, w := range want {
-				if math.Abs(float64(c[i])-w) > 1e-4*(1+math.Abs(w))*math.Sqrt(float64(k)) {
-					t.Fatalf("%v tA=%v tB=%v: c[%d] = %v, want %v", sz, tA, tB, i, c[i], w)
 				}
 			}
 		}

@@ -86,6 +86,7 @@ type convOp struct {
 	needDA  bool // differentiate w.r.t. a (false for the first layer)
 	cols    []float32
 	hwc     []float32 // the input transposed to (H, W, C), if chw
+	wt      []float32 // the kernel transposed to K × outC
 	out     *tensor.Dense
 	outData []float32
 	dcols   []float32 // scratch of the backward op
@@ -97,6 +98,7 @@ func newConvOp(name string, n int, g *convGeom, needDA bool) *convOp {
 	if g.chw {
 		o.hwc = alignedF32(n * g.inSize())
 	}
+	o.wt = alignedF32(g.cols() * g.outC)
 	o.out, o.outData = newMat(n, g.outSize())
 	return o
 }
@@ -130,7 +132,8 @@ func (o *convOp) Do(in ...G.Value) (G.Value, error) {
 			row[c] += v
 		}
 	}
-	gemm(false, true, o.n*L, C, K, 1, o.cols, K, w, K, 1, z, C)
+	transpose(w, C, K, o.wt)
+	gemm(false, false, o.n*L, C, K, 1, o.cols, K, o.wt, C, 1, z, C)
 	return o.out, nil
 }
 func (o *convOp) UsePreallocDo(_ G.Value, in ...G.Value) (G.Value, error) { return o.Do(in...) }
@@ -182,12 +185,14 @@ type denseOp struct {
 	bias     bool
 	needDA   bool
 	lastA    []float32 // the input of the last run, for weight gradients
+	wt       []float32 // the kernel transposed to in × out
 	out      *tensor.Dense
 	outData  []float32
 }
 
 func newDenseOp(name string, n, in, out int, bias, needDA bool) *denseOp {
 	o := &denseOp{opBase: opBase{name: name, n: n}, in: in, outN: out, bias: bias, needDA: needDA}
+	o.wt = alignedF32(in * out)
 	o.out, o.outData = newMat(n, out)
 	return o
 }
@@ -224,7 +229,12 @@ func (o *denseOp) Do(in ...G.Value) (G.Value, error) {
 			}
 		}
 	}
-	gemm(false, true, o.n, o.outN, o.in, 1, a, o.in, w, o.in, 1, z, o.outN)
+	if o.outN >= 16 { // wide enough for the fast kernel, which needs B untransposed
+		transpose(w, o.outN, o.in, o.wt)
+		gemm(false, false, o.n, o.outN, o.in, 1, a, o.in, o.wt, o.outN, 1, z, o.outN)
+	} else {
+		gemm(false, true, o.n, o.outN, o.in, 1, a, o.in, w, o.in, 1, z, o.outN)
+	}
 	o.lastA = a
 	return o.out, nil
 }

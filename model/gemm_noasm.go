@@ -1,0 +1,9 @@
+//go:build !amd64 || purego
+
+package model
+
+func hasAVX2FMA() bool { return false }
+
+func kern4x16(k int, a *float32, ai, al int, b *float32, ldb int, c *float32, ldc int) {
+	panic("model: kern4x16 without assembly support")
+}
