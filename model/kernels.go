@@ -155,8 +155,8 @@ func (g *poolGeom) outSize() int { return g.c * g.outH * g.outW }
 // in (kh, kw) order. The comparisons are branch-free (on order-preserving
 // integer keys): with data-dependent branches, mispredictions dominate.
 //
-// keys is scratch of length c.
-func (g *poolGeom) forward(in []float32, n int, out []float32, arg []int32, keys []int64) {
+// offs are the window offsets from windowOffsets.
+func (g *poolGeom) forward(in []float32, n int, out []float32, arg []int32, offs []int) {
 	isz, osz := g.inSize(), g.outSize()
 	C := g.c
 	for e := 0; e < n; e++ {
@@ -167,34 +167,38 @@ func (g *poolGeom) forward(in []float32, n int, out []float32, arg []int32, keys
 		for oh := 0; oh < g.outH; oh++ {
 			for ow := 0; ow < g.outW; ow++ {
 				base := (oh*g.stride*g.inW + ow*g.stride) * C
-				as := a[o : o+C]
-				for c, v := range x[base : base+C] {
-					keys[c] = int64(orderKey(v))
-					as[c] = int32(base + c)
-				}
-				for ki := 0; ki < g.k; ki++ {
-					for kj := 0; kj < g.k; kj++ {
-						if ki == 0 && kj == 0 {
-							continue
-						}
-						src := base + (ki*g.inW+kj)*C
-						xs := x[src : src+C]
-						for c, v := range xs {
-							k := int64(orderKey(v))
-							m := (keys[c] - k) >> 63 // −1 iff keys[c] < k
-							keys[c] ^= (keys[c] ^ k) & m
-							as[c] ^= (as[c] ^ int32(src+c)) & int32(m)
-						}
+				ys, as := y[o:o+C], a[o:o+C]
+				for c := range ys {
+					first := base + c
+					bi, bk := first, orderKey(x[first])
+					for _, off := range offs {
+						i := first + off
+						k := orderKey(x[i])
+						m := int32((int64(bk) - int64(k)) >> 63) // −1 iff bk < k
+						bk ^= (bk ^ k) & m
+						bi ^= (bi ^ i) & int(m)
 					}
-				}
-				ys := y[o : o+C]
-				for c, i := range as {
-					ys[c] = x[i]
+					ys[c] = x[bi]
+					as[c] = int32(bi)
 				}
 				o += C
 			}
 		}
 	}
+}
+
+// windowOffsets returns the offsets, relative to a window's first element,
+// of its other elements in (kh, kw) order.
+func (g *poolGeom) windowOffsets() []int {
+	var offs []int
+	for ki := 0; ki < g.k; ki++ {
+		for kj := 0; kj < g.k; kj++ {
+			if ki != 0 || kj != 0 {
+				offs = append(offs, (ki*g.inW+kj)*g.c)
+			}
+		}
+	}
+	return offs
 }
 
 // orderKey maps a float32 to an int32 with the same order (NaNs aside).

@@ -360,7 +360,7 @@ type poolOp struct {
 	opBase
 	g       *poolGeom
 	arg     []int32
-	keys    []int64
+	offs    []int
 	out     *tensor.Dense
 	outData []float32
 }
@@ -368,7 +368,7 @@ type poolOp struct {
 func newPoolOp(name string, n int, g *poolGeom) *poolOp {
 	o := &poolOp{opBase: opBase{name: name, n: n}, g: g}
 	o.arg = make([]int32, n*g.outSize())
-	o.keys = make([]int64, g.c)
+	o.offs = g.windowOffsets()
 	o.out, o.outData = newMat(n, g.outSize())
 	return o
 }
@@ -383,7 +383,7 @@ func (o *poolOp) Do(in ...G.Value) (G.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	o.g.forward(d[0], o.n, o.outData, o.arg, o.keys)
+	o.g.forward(d[0], o.n, o.outData, o.arg, o.offs)
 	return o.out, nil
 }
 func (o *poolOp) UsePreallocDo(_ G.Value, in ...G.Value) (G.Value, error) { return o.Do(in...) }
