@@ -22,18 +22,20 @@ import (
 //
 // where ε_N^{σ}(α) = α/(2σ²) and ε_Lap^{b} is Mironov's Laplace RDP. The
 // theorem assumes GS_{f₁} = GS_{f₂} = 1 and σ₁ = σ₂/τ, which this
-// parameterization enforces; valid for 0 < Tau ≤ 1, B > 0, 0 < Delta0 < 1.
+// parameterization enforces; valid for 0 < Tau ≤ 1, B > 0, 0 < Delta0 ≤ 1/2
+// (the test's false-pass probability Pr[Lap(0,b) > b·log(1/(2δ₀))] equals δ₀
+// only when the threshold is ≥ 0, i.e. δ₀ ≤ 1/2).
 type PTR struct {
 	Sigma1 float64 // noise multiplier of the SUM (failure) branch
 	Tau    float64 // normalized TSUM sensitivity τ/R, in (0, 1]
 	B      float64 // Laplace scale of the test
-	Delta0 float64 // failure probability of the test, in (0, 1)
+	Delta0 float64 // failure probability of the test, in (0, 1/2]
 }
 
 // Sigma2 is the noise multiplier of the TSUM (success) branch, τ·σ₁.
 func (p PTR) Sigma2() float64 { return p.Tau * p.Sigma1 }
 
-// Validate checks σ₁ > 0, 0 < τ ≤ 1, b > 0 and 0 < δ₀ < 1.
+// Validate checks σ₁ > 0, 0 < τ ≤ 1, b > 0 and 0 < δ₀ ≤ 1/2.
 func (p PTR) Validate() error {
 	switch {
 	case !(p.Sigma1 > 0) || math.IsInf(p.Sigma1, 0):
@@ -42,8 +44,8 @@ func (p PTR) Validate() error {
 		return fmt.Errorf("ptr mechanism: normalized τ must be in (0, 1], got %v", p.Tau)
 	case !(p.B > 0) || math.IsInf(p.B, 0):
 		return fmt.Errorf("ptr mechanism: Laplace scale b must be finite and > 0, got %v", p.B)
-	case !(p.Delta0 > 0 && p.Delta0 < 1):
-		return fmt.Errorf("ptr mechanism: δ₀ must be in (0, 1), got %v", p.Delta0)
+	case !(p.Delta0 > 0 && p.Delta0 <= 0.5):
+		return fmt.Errorf("ptr mechanism: δ₀ must be in (0, 1/2], got %v", p.Delta0)
 	}
 	return nil
 }

@@ -1,0 +1,71 @@
+// Command trainer trains differentially private and robust models, computes
+// privacy guarantees, and reproduces the papers' experiments.
+//
+// Usage:
+//
+//	trainer                      the default job (see `trainer train -h`)
+//	trainer train [flags]        train a model, writing a run directory
+//	trainer account rdp|epsilon|sigma [flags]
+//	                             privacy accounting (JSON with --json)
+//	trainer experiment NAME      regenerate a paper's figures or tables
+//	trainer rgm-gd [flags]       private ridge regression over nodes (RGM)
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sort"
+)
+
+// command is one subcommand: it gets the arguments after its name and
+// returns the process exit code.
+type command struct {
+	run   func(args []string, stdout, stderr io.Writer) int
+	brief string
+}
+
+func commands() map[string]command {
+	return map[string]command{
+		"train":      {runTrain, "train a model (DP-SGD, TSGD+PTR, …) and write a run directory"},
+		"experiment": {runExperiment, "regenerate figures and tables of the papers"},
+		"account":    {runAccount, "privacy accounting: RDP curves, ε for δ, σ for a target ε"},
+		"rgm-gd":     {runRGM, "private ridge regression over nodes with the Relative Gaussian Mechanism"},
+	}
+}
+
+func main() {
+	os.Exit(dispatch(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func dispatch(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, "trainer: no command given, running the default job (trainer train with its defaults; see trainer help)")
+		return runTrain(nil, stdout, stderr)
+	}
+	cmds := commands()
+	if c, ok := cmds[args[0]]; ok {
+		return c.run(args[1:], stdout, stderr)
+	}
+	if args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		usage(stdout, cmds)
+		return 0
+	}
+	fmt.Fprintf(stderr, "trainer: unknown command %q\n", args[0])
+	usage(stderr, cmds)
+	return 2
+}
+
+func usage(w io.Writer, cmds map[string]command) {
+	var names []string
+	for n := range cmds {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	fmt.Fprintln(w, "usage: trainer [command] [flags]   (no command: the default training job)")
+	fmt.Fprintln(w, "commands:")
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-11s %s\n", n, cmds[n].brief)
+	}
+	fmt.Fprintln(w, "run 'trainer COMMAND -h' for a command's flags")
+}

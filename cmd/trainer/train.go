@@ -1,0 +1,143 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+
+	"privtrain/experiments"
+)
+
+// runTrain parses `trainer train` flags into a TrainConfig (defaults, then
+// --preset, then --config file, then explicit flags) and runs it.
+func runTrain(args []string, stdout, stderr io.Writer) int {
+	cfg, resume, err := parseTrainFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "trainer train: %v\n", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	sum, err := experiments.Train(ctx, cfg, experiments.Options{Progress: stderr, Resume: resume})
+	if err != nil {
+		fmt.Fprintf(stderr, "trainer train: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "method %s on %s (%s): %d steps (stopped by %s), %.0f examples/s\n",
+		sum.Method, sum.Dataset, sum.Model, sum.Steps, sum.StoppedBy, sum.ExamplesPerSecond)
+	fmt.Fprintf(stdout, "test accuracy: %.2f%%\n", 100*sum.TestAccuracy)
+	if sum.Delta > 0 {
+		fmt.Fprintf(stdout, "privacy: (ε, δ) = (%.4g, %g) at Rényi order %g (%s conversion; bound there: %s; all bounds used: %s)\n",
+			sum.Epsilon, sum.Delta, sum.Order, sum.Conversion, strings.Join(sum.BoundAtOrder, ", "), strings.Join(sum.Bounds, ", "))
+		if sum.Unproven {
+			fmt.Fprintln(stdout, "WARNING: --allow-unproven was set and some orders used a bound outside its proven conditions")
+		}
+	} else {
+		fmt.Fprintln(stdout, "privacy: none (non-private method)")
+	}
+	if sum.PTRTests > 0 {
+		fmt.Fprintf(stdout, "PTR tests passed: %d of %d (%.1f%%), final F = %d\n", sum.PTRPassed, sum.PTRTests, 100*sum.PTRPassRate, sum.FinalF)
+	}
+	fmt.Fprintf(stdout, "run directory: %s\n", cfg.Out)
+	return 0
+}
+
+func parseTrainFlags(args []string, stderr io.Writer) (experiments.TrainConfig, bool, error) {
+	// First pass: only --preset and --config, which set the defaults the
+	// other flags override.
+	pre := flag.NewFlagSet("train", flag.ContinueOnError)
+	pre.SetOutput(io.Discard)
+	preset := pre.String("preset", "", "")
+	config := pre.String("config", "", "")
+	method := pre.String("method", "", "")
+	_ = pre.Parse(filterFlags(args, "preset", "config", "method"))
+
+	cfg := experiments.DefaultConfig()
+	if *method != "" {
+		cfg.Method = *method // presets pick σ by method
+	}
+	if *preset != "" {
+		if err := experiments.ApplyPreset(&cfg, *preset); err != nil {
+			return cfg, false, err
+		}
+		cfg.Out = "runs/" + *preset
+	}
+	if *config != "" {
+		if err := experiments.LoadConfigFile(*config, &cfg); err != nil {
+			return cfg, false, err
+		}
+	}
+
+	fs := flag.NewFlagSet("trainer train", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.String("preset", *preset, "hyper-parameter preset: ptr-mnist, ptr-emnist, ptr-cifar10")
+	fs.String("config", *config, "JSON or YAML config file (flags override it)")
+	fs.StringVar(&cfg.Method, "method", cfg.Method, "nonprivate | dpsgd | tsgd-gaussian | tsgd-ptr | nonprivate-robust")
+	fs.StringVar(&cfg.Rule, "rule", cfg.Rule, "aggregation rule for nonprivate-robust (coord-median, coord-trimmed-mean, krum, multi-krum, geomed, centered-clip, tsum)")
+	fs.StringVar(&cfg.Dataset, "dataset", cfg.Dataset, "mnist | fashion-mnist | emnist-letters | emnist-balanced | cifar10")
+	fs.StringVar(&cfg.DataDir, "data-dir", cfg.DataDir, "data directory (default $PRIVTRAIN_DATA; MNIST needs none)")
+	fs.StringVar(&cfg.Model, "model", cfg.Model, "tfp-cnn | pdp-cnn-mnist | pdp-cnn-svhn | logreg")
+	fs.IntVar(&cfg.BatchSize, "batch-size", cfg.BatchSize, "expected batch size (Poisson rate q = batch/N)")
+	fs.Float64Var(&cfg.SamplingRate, "q", cfg.SamplingRate, "Poisson sampling rate (overrides --batch-size)")
+	fs.Float64Var(&cfg.LR, "lr", cfg.LR, "learning rate")
+	fs.Float64Var(&cfg.LRFail, "lr-fail", cfg.LRFail, "learning rate after a failed PTR test (0: --lr)")
+	fs.Float64Var(&cfg.LRPass, "lr-pass", cfg.LRPass, "learning rate after a passed PTR test (0: --lr)")
+	fs.Float64Var(&cfg.Sigma, "sigma", cfg.Sigma, "noise multiplier σ")
+	fs.Float64Var(&cfg.ClipNorm, "clip", cfg.ClipNorm, "per-example clipping norm R")
+	fs.Float64Var(&cfg.Delta, "delta", cfg.Delta, "target δ")
+	fs.Float64Var(&cfg.TargetEpsilon, "target-epsilon", cfg.TargetEpsilon, "train until the next step would exceed this ε (0: no budget stop)")
+	fs.Float64Var(&cfg.Epochs, "epochs", cfg.Epochs, "number of epochs (ignored when --steps > 0)")
+	fs.IntVar(&cfg.Steps, "steps", cfg.Steps, "number of steps")
+	fs.StringVar(&cfg.Conversion, "conversion", cfg.Conversion, "RDP to (ε,δ) conversion: bbg | mironov")
+	fs.StringVar(&cfg.Bound, "bound", cfg.Bound, "subsampled-PTR bound: auto | whitebox | blackbox")
+	fs.BoolVar(&cfg.AllowUnproven, "allow-unproven", cfg.AllowUnproven, "allow bounds outside their proven conditions (reported)")
+	fs.Float64Var(&cfg.Tau, "tau", cfg.Tau, "PTR proposed sensitivity τ (gradient-norm units)")
+	fs.Float64Var(&cfg.LaplaceB, "b", cfg.LaplaceB, "PTR Laplace scale b")
+	fs.Float64Var(&cfg.Delta0, "delta0", cfg.Delta0, "PTR failure probability δ₀")
+	fs.Float64Var(&cfg.TrimFraction, "trim-fraction", cfg.TrimFraction, "trim level F as a fraction of the expected batch (tsum, ptr-tsum, krum's f; coord-trimmed-mean's β)")
+	fs.BoolVar(&cfg.DynamicF, "dynamic-f", cfg.DynamicF, "adapt F after each PTR test (Remark 5.3)")
+	fs.Float64Var(&cfg.DynamicRate, "dynamic-f-rate", cfg.DynamicRate, "F change per test as a fraction of the batch")
+	fs.BoolVar(&cfg.DynamicIncreaseOnPass, "dynamic-f-increase-on-pass", cfg.DynamicIncreaseOnPass, "use appendix B.1.3's direction (increase F on a passed test)")
+	fs.Float64Var(&cfg.CenteredClipRadius, "cc-radius", cfg.CenteredClipRadius, "radius ρ of the centered-clip rule")
+	fs.StringVar(&cfg.Corruption, "corruption", cfg.Corruption, "none | label-flip | targeted-label-flip | feature | gradient-noise | gradient-sign-flip")
+	fs.Float64Var(&cfg.CorruptionRatio, "corruption-ratio", cfg.CorruptionRatio, "fraction of training examples corrupted")
+	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "random seed (runs are reproducible bit-for-bit)")
+	fs.StringVar(&cfg.Out, "out", cfg.Out, "run directory")
+	fs.IntVar(&cfg.CheckpointEvery, "checkpoint-every", cfg.CheckpointEvery, "checkpoint every N steps (0: only at the end)")
+	fs.IntVar(&cfg.EvalEvery, "eval-every", cfg.EvalEvery, "evaluate test accuracy every N steps (0: only at the end)")
+	resume := fs.Bool("resume", false, "continue the run in --out from its checkpoint")
+	if err := fs.Parse(args); err != nil {
+		return cfg, false, err
+	}
+	if fs.NArg() > 0 {
+		return cfg, false, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	}
+	return cfg, *resume, nil
+}
+
+// filterFlags keeps only the named flags (and their values) from args.
+func filterFlags(args []string, names ...string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		a := strings.TrimLeft(args[i], "-")
+		name, _, hasValue := strings.Cut(a, "=")
+		for _, n := range names {
+			if name == n && strings.HasPrefix(args[i], "-") {
+				out = append(out, args[i])
+				if !hasValue && i+1 < len(args) {
+					out = append(out, args[i+1])
+					i++
+				}
+			}
+		}
+	}
+	return out
+}

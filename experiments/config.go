@@ -1,0 +1,265 @@
+package experiments
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// TrainConfig is everything that defines a training run. It is written,
+// resolved, to the run directory as config.json; a run is reproducible
+// bit-for-bit from it.
+type TrainConfig struct {
+	Preset  string `json:"preset,omitempty" yaml:"preset,omitempty"`
+	Dataset string `json:"dataset" yaml:"dataset"`
+	DataDir string `json:"data_dir,omitempty" yaml:"data_dir,omitempty"`
+	Model   string `json:"model" yaml:"model"`
+	// Method is one of Methods(): nonprivate, dpsgd, tsgd-gaussian, tsgd-ptr,
+	// nonprivate-robust.
+	Method string `json:"method" yaml:"method"`
+	// Rule is the aggregation rule of nonprivate-robust (any aggregate rule).
+	Rule string `json:"rule,omitempty" yaml:"rule,omitempty"`
+
+	// BatchSize is the expected batch size; the Poisson rate is q = BatchSize/N
+	// unless SamplingRate is set.
+	BatchSize    int     `json:"batch_size" yaml:"batch_size"`
+	SamplingRate float64 `json:"sampling_rate,omitempty" yaml:"sampling_rate,omitempty"`
+	LR           float64 `json:"lr" yaml:"lr"`
+	// LRFail / LRPass are the learning rates after a failed / passed PTR test
+	// (η_A, η_B of appendix A.4; 0: use LR).
+	LRFail float64 `json:"lr_fail,omitempty" yaml:"lr_fail,omitempty"`
+	LRPass float64 `json:"lr_pass,omitempty" yaml:"lr_pass,omitempty"`
+
+	Sigma    float64 `json:"sigma" yaml:"sigma"`
+	ClipNorm float64 `json:"clip_norm" yaml:"clip_norm"`
+	Delta    float64 `json:"delta" yaml:"delta"`
+	// TargetEpsilon > 0 trains until the next step would exceed ε(δ).
+	TargetEpsilon float64 `json:"target_epsilon,omitempty" yaml:"target_epsilon,omitempty"`
+	// Epochs or Steps bound the run length (Steps wins when both are set).
+	Epochs float64 `json:"epochs,omitempty" yaml:"epochs,omitempty"`
+	Steps  int     `json:"steps,omitempty" yaml:"steps,omitempty"`
+	// Conversion is the RDP → (ε, δ) conversion: "bbg" (default) or "mironov".
+	Conversion string `json:"conversion,omitempty" yaml:"conversion,omitempty"`
+	// Bound selects the subsampling bound: auto, whitebox, blackbox.
+	Bound         string `json:"bound,omitempty" yaml:"bound,omitempty"`
+	AllowUnproven bool   `json:"allow_unproven,omitempty" yaml:"allow_unproven,omitempty"`
+
+	// PTR / trimmed-sum parameters (tsgd-ptr, tsgd-gaussian).
+	Tau          float64 `json:"tau,omitempty" yaml:"tau,omitempty"`
+	LaplaceB     float64 `json:"laplace_b,omitempty" yaml:"laplace_b,omitempty"`
+	Delta0       float64 `json:"delta0,omitempty" yaml:"delta0,omitempty"`
+	TrimFraction float64 `json:"trim_fraction,omitempty" yaml:"trim_fraction,omitempty"`
+	DynamicF     bool    `json:"dynamic_f,omitempty" yaml:"dynamic_f,omitempty"`
+	DynamicRate  float64 `json:"dynamic_f_rate,omitempty" yaml:"dynamic_f_rate,omitempty"`
+	// DynamicIncreaseOnPass follows appendix B.1.3's direction instead of
+	// Remark 5.3's (see optim.TrimController).
+	DynamicIncreaseOnPass bool `json:"dynamic_f_increase_on_pass,omitempty" yaml:"dynamic_f_increase_on_pass,omitempty"`
+
+	// CenteredClipRadius is ρ of the centered-clip rule.
+	CenteredClipRadius float64 `json:"centered_clip_radius,omitempty" yaml:"centered_clip_radius,omitempty"`
+
+	Corruption      string  `json:"corruption,omitempty" yaml:"corruption,omitempty"`
+	CorruptionRatio float64 `json:"corruption_ratio,omitempty" yaml:"corruption_ratio,omitempty"`
+
+	Seed            uint64 `json:"seed" yaml:"seed"`
+	Out             string `json:"out" yaml:"out"`
+	CheckpointEvery int    `json:"checkpoint_every,omitempty" yaml:"checkpoint_every,omitempty"`
+	EvalEvery       int    `json:"eval_every,omitempty" yaml:"eval_every,omitempty"`
+}
+
+// Methods lists the training methods.
+func Methods() []string {
+	return []string{"nonprivate", "dpsgd", "tsgd-gaussian", "tsgd-ptr", "nonprivate-robust"}
+}
+
+// DefaultConfig is the default job: TSGD+PTR on real MNIST with the
+// TF-Privacy CNN and 10% label corruption, with the PTR paper's MNIST
+// hyper-parameters, sized to finish in about ten minutes on two cores.
+func DefaultConfig() TrainConfig {
+	c := TrainConfig{
+		Dataset: "mnist", Model: "tfp-cnn", Method: "dpsgd",
+		BatchSize: 256, LR: 0.15, Sigma: 1.1, ClipNorm: 1, Delta: 1e-5,
+		Epochs: 5, Conversion: "bbg", Bound: "auto",
+		Seed: 1, Out: "runs/default", CheckpointEvery: 200,
+	}
+	return c
+}
+
+// Presets returns the named hyper-parameter presets (appendix B.1.3 of the
+// PTR paper).
+func Presets() map[string]func(*TrainConfig) {
+	ptr := func(dataset, model string, r, tau, sigmaPTR, sigmaGauss, lr float64, batch int) func(*TrainConfig) {
+		return func(c *TrainConfig) {
+			c.Dataset, c.Model = dataset, model
+			c.ClipNorm, c.Tau, c.LR, c.BatchSize = r, tau, lr, batch
+			c.Delta0, c.LaplaceB, c.Delta = 1e-8, 1, 1e-5
+			c.Sigma = sigmaPTR
+			if c.Method == "tsgd-gaussian" || c.Method == "dpsgd" {
+				c.Sigma = sigmaGauss
+			}
+			if c.Method == "" || c.Method == "nonprivate" {
+				c.Method = "tsgd-ptr"
+				c.Sigma = sigmaPTR
+			}
+			c.TrimFraction = 0.25
+			c.DynamicRate = 0.02
+		}
+	}
+	return map[string]func(*TrainConfig){
+		"ptr-mnist":   ptr("mnist", "tfp-cnn", 1, 0.5, 1.1, 0.7, 0.15, 256),
+		"ptr-emnist":  ptr("emnist-letters", "tfp-cnn", 1, 0.5, 1.1, 0.7, 0.15, 256),
+		"ptr-cifar10": ptr("cifar10", "tfp-cnn", 3, 2, 1.1, 0.9, 0.1, 1024),
+	}
+}
+
+// ApplyPreset applies the named preset to c (method-dependent σ).
+func ApplyPreset(c *TrainConfig, name string) error {
+	p, ok := Presets()[name]
+	if !ok {
+		return fmt.Errorf("unknown preset %q (known: %s)", name, strings.Join(presetNames(), ", "))
+	}
+	p(c)
+	c.Preset = name
+	return nil
+}
+
+func presetNames() []string {
+	var n []string
+	for k := range Presets() {
+		n = append(n, k)
+	}
+	sort.Strings(n)
+	return n
+}
+
+// LoadConfigFile merges a JSON (.json) or YAML (.yaml, .yml) file into c;
+// unknown keys are errors.
+func LoadConfigFile(path string, c *TrainConfig) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("config file: %w", err)
+	}
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".json":
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(c); err != nil {
+			return fmt.Errorf("config file %s: %w", path, err)
+		}
+	case ".yaml", ".yml":
+		dec := yaml.NewDecoder(bytes.NewReader(data))
+		dec.KnownFields(true)
+		if err := dec.Decode(c); err != nil {
+			return fmt.Errorf("config file %s: %w", path, err)
+		}
+	default:
+		return fmt.Errorf("config file %s: unknown extension (want .json, .yaml or .yml)", path)
+	}
+	return nil
+}
+
+// Private reports whether the method adds noise and is accounted.
+func (c *TrainConfig) Private() bool {
+	return c.Method == "dpsgd" || c.Method == "tsgd-gaussian" || c.Method == "tsgd-ptr"
+}
+
+// Validate checks every hyper-parameter before any data is loaded.
+func (c *TrainConfig) Validate() error {
+	bad := func(format string, a ...any) error { return fmt.Errorf("invalid configuration: "+format, a...) }
+	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+	if !contains(Methods(), c.Method) {
+		return bad("unknown method %q (known: %s)", c.Method, strings.Join(Methods(), ", "))
+	}
+	if c.Dataset == "" || c.Model == "" {
+		return bad("dataset and model are required")
+	}
+	if c.BatchSize <= 0 && c.SamplingRate == 0 {
+		return bad("batch size must be > 0, got %d", c.BatchSize)
+	}
+	if c.SamplingRate != 0 && !(c.SamplingRate > 0 && c.SamplingRate <= 1) {
+		return bad("sampling rate q must be in (0, 1], got %v", c.SamplingRate)
+	}
+	if !(c.LR > 0) || !finite(c.LR) {
+		return bad("learning rate must be finite and > 0, got %v", c.LR)
+	}
+	if c.LRFail < 0 || c.LRPass < 0 || !finite(c.LRFail) || !finite(c.LRPass) {
+		return bad("branch learning rates must be finite and ≥ 0")
+	}
+	if c.Steps < 0 || c.Epochs < 0 || !finite(c.Epochs) {
+		return bad("steps and epochs must be ≥ 0")
+	}
+	if c.Steps == 0 && c.Epochs == 0 && c.TargetEpsilon == 0 {
+		return bad("set a run length: steps, epochs or a target ε")
+	}
+	if c.CorruptionRatio < 0 || c.CorruptionRatio > 1 || !finite(c.CorruptionRatio) {
+		return bad("corruption ratio must be in [0, 1], got %v", c.CorruptionRatio)
+	}
+	if c.Conversion != "" && c.Conversion != "bbg" && c.Conversion != "mironov" {
+		return bad("conversion must be bbg or mironov, got %q", c.Conversion)
+	}
+	switch c.Bound {
+	case "", "auto", "whitebox", "blackbox":
+	default:
+		return bad("bound must be auto, whitebox or blackbox, got %q", c.Bound)
+	}
+	if c.Method == "nonprivate-robust" && c.Rule == "" {
+		return bad("nonprivate-robust needs a rule (e.g. coord-median, krum, geomed)")
+	}
+	if c.ClipNorm < 0 || !finite(c.ClipNorm) {
+		return bad("clipping norm R must be finite and ≥ 0, got %v", c.ClipNorm)
+	}
+	if !c.Private() {
+		if c.TargetEpsilon != 0 {
+			return bad("a target ε needs a private method, not %s", c.Method)
+		}
+		return nil
+	}
+	if !(c.Sigma > 0) || !finite(c.Sigma) {
+		return bad("noise multiplier σ must be finite and > 0, got %v", c.Sigma)
+	}
+	if !(c.ClipNorm > 0) {
+		return bad("clipping norm R must be > 0 for %s", c.Method)
+	}
+	if !(c.Delta > 0 && c.Delta < 1) {
+		return bad("δ must be in (0, 1), got %v", c.Delta)
+	}
+	if c.TargetEpsilon < 0 || !finite(c.TargetEpsilon) {
+		return bad("target ε must be finite and > 0, got %v", c.TargetEpsilon)
+	}
+	if c.Method == "tsgd-gaussian" || c.Method == "tsgd-ptr" {
+		if !(c.TrimFraction >= 0 && c.TrimFraction < 0.5) {
+			return bad("trim fraction F/batch must be in [0, 0.5), got %v", c.TrimFraction)
+		}
+	}
+	if c.Method == "tsgd-ptr" {
+		if !(c.Tau > 0 && c.Tau <= c.ClipNorm) {
+			return bad("PTR τ must be in (0, R] = (0, %v], got %v", c.ClipNorm, c.Tau)
+		}
+		if !(c.LaplaceB > 0) || !finite(c.LaplaceB) {
+			return bad("PTR Laplace scale b must be finite and > 0, got %v", c.LaplaceB)
+		}
+		if !(c.Delta0 > 0 && c.Delta0 <= 0.5) {
+			return bad("PTR δ₀ must be in (0, 1/2], got %v", c.Delta0)
+		}
+		if c.DynamicF && !(c.DynamicRate > 0 && c.DynamicRate < 0.5) {
+			return bad("dynamic F rate must be in (0, 0.5), got %v", c.DynamicRate)
+		}
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,146 @@
+package experiments
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// Run directory layout (see architecture.md, "Run"):
+//
+//	config.json      the resolved TrainConfig
+//	metrics.jsonl    one JSON object per step (and per evaluation)
+//	state.json       checkpoint: next step, accountant history, trim level, model file
+//	model-<step>.bin model parameters at the checkpoint
+//	corrupted.json   indices of the corrupted training examples
+//	summary.json     final results
+//	model.bin        final model
+const (
+	configFile    = "config.json"
+	metricsFile   = "metrics.jsonl"
+	stateFile     = "state.json"
+	summaryFile   = "summary.json"
+	corruptedFile = "corrupted.json"
+	finalModel    = "model.bin"
+)
+
+// writeFileAtomic writes data to path through a synced temporary file in the
+// same directory and a rename, so readers see the old or the new content,
+// never a torn file.
+func writeFileAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp) // no-op after a successful rename
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// writeJSONAtomic writes v as indented JSON, atomically.
+func writeJSONAtomic(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", path, err)
+	}
+	return writeFileAtomic(path, append(data, '\n'))
+}
+
+// readJSON decodes path into v, rejecting unknown fields.
+func readJSON(path string, v any) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("decode %s: %w", path, err)
+	}
+	return nil
+}
+
+// metricsLog appends JSON lines to metrics.jsonl.
+type metricsLog struct {
+	f *os.File
+	w *bufio.Writer
+}
+
+// openMetrics opens metrics.jsonl for appending after keeping only the
+// records of steps < keepBelow (the steps a resumed run will not redo).
+func openMetrics(dir string, keepBelow int) (*metricsLog, error) {
+	path := filepath.Join(dir, metricsFile)
+	var kept []byte
+	if data, err := os.ReadFile(path); err == nil {
+		for _, line := range bytes.Split(data, []byte("\n")) {
+			var rec struct {
+				Step *int `json:"step"`
+			}
+			if len(bytes.TrimSpace(line)) == 0 || json.Unmarshal(line, &rec) != nil || rec.Step == nil {
+				continue // torn last line of a crashed run
+			}
+			if *rec.Step < keepBelow {
+				kept = append(append(kept, line...), '\n')
+			}
+		}
+	} else if !os.IsNotExist(err) {
+		return nil, fmt.Errorf("metrics log: %w", err)
+	}
+	if err := writeFileAtomic(path, kept); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("metrics log: %w", err)
+	}
+	return &metricsLog{f: f, w: bufio.NewWriter(f)}, nil
+}
+
+// Write appends one record.
+func (l *metricsLog) Write(v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("metrics log: %w", err)
+	}
+	l.w.Write(data)
+	return l.w.WriteByte('\n')
+}
+
+// Sync flushes buffered records to disk (called at checkpoints).
+func (l *metricsLog) Sync() error {
+	if err := l.w.Flush(); err != nil {
+		return fmt.Errorf("metrics log: %w", err)
+	}
+	return l.f.Sync()
+}
+
+// Close flushes and closes the log.
+func (l *metricsLog) Close() error {
+	if err := l.Sync(); err != nil {
+		l.f.Close()
+		return err
+	}
+	return l.f.Close()
+}

@@ -1,0 +1,564 @@
+package experiments
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+
+	"privtrain/aggregate"
+	"privtrain/datasets"
+	"privtrain/model"
+	"privtrain/optim"
+	"privtrain/privacy"
+)
+
+// Summary is the outcome of a training run (summary.json).
+type Summary struct {
+	Method       string  `json:"method"`
+	Dataset      string  `json:"dataset"`
+	Model        string  `json:"model"`
+	Steps        int     `json:"steps"`
+	StoppedBy    string  `json:"stopped_by"`
+	TestAccuracy float64 `json:"test_accuracy"`
+	TrainLoss    float64 `json:"final_train_loss"`
+	// Epsilon is ε at Delta for the whole run, at the optimal Order.
+	Epsilon    float64 `json:"epsilon,omitempty"`
+	Delta      float64 `json:"delta,omitempty"`
+	Order      float64 `json:"order,omitempty"`
+	Conversion string  `json:"conversion,omitempty"`
+	// Bounds lists the RDP bounds the accountant used (over all orders),
+	// BoundAtOrder the one(s) at the optimal order, and Unproven whether any
+	// was used outside its proven conditions (only with --allow-unproven).
+	Bounds       []string `json:"bounds,omitempty"`
+	BoundAtOrder []string `json:"bound_at_order,omitempty"`
+	Unproven     bool     `json:"unproven,omitempty"`
+	// PTR statistics: tests run, tests passed (TSUM released), pass rate,
+	// final trim level F.
+	PTRTests    int     `json:"ptr_tests,omitempty"`
+	PTRPassed   int     `json:"ptr_passed,omitempty"`
+	PTRPassRate float64 `json:"ptr_pass_rate,omitempty"`
+	FinalF      int     `json:"final_f,omitempty"`
+
+	CorruptedExamples int     `json:"corrupted_examples,omitempty"`
+	Examples          int64   `json:"examples_processed"`
+	WallSeconds       float64 `json:"wall_seconds"`
+	ExamplesPerSecond float64 `json:"examples_per_second"`
+}
+
+// checkpoint is state.json: everything besides the model needed to resume.
+type checkpoint struct {
+	Version    int             `json:"version"`
+	NextStep   int             `json:"next_step"`
+	ModelFile  string          `json:"model_file"`
+	Accountant json.RawMessage `json:"accountant,omitempty"`
+	TrimLevel  int             `json:"trim_level"`
+	PTRTests   int             `json:"ptr_tests"`
+	PTRPassed  int             `json:"ptr_passed"`
+	Examples   int64           `json:"examples"`
+	TrainSecs  float64         `json:"train_seconds"`
+	LastLoss   float64         `json:"last_loss"`
+}
+
+const checkpointVersion = 1
+
+// Options controls a run's side effects.
+type Options struct {
+	// Progress receives the progress bar (nil: none).
+	Progress io.Writer
+	// Resume continues the run in cfg.Out from its checkpoint.
+	Resume bool
+}
+
+// Train runs one training job as configured, writing its run directory, and
+// returns the summary. A cancelled ctx checkpoints and returns ctx.Err().
+func Train(ctx context.Context, cfg TrainConfig, opt Options) (*Summary, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Out == "" {
+		return nil, errors.New("invalid configuration: an output directory is required")
+	}
+	ck, err := prepareRunDir(&cfg, opt.Resume)
+	if err != nil {
+		return nil, err
+	}
+	job, err := buildJob(cfg, ck)
+	if err != nil {
+		return nil, err
+	}
+	return job.run(ctx, opt.Progress)
+}
+
+// prepareRunDir creates a new run directory (refusing to overwrite an
+// existing run) or, when resuming, reads its checkpoint.
+func prepareRunDir(cfg *TrainConfig, resume bool) (*checkpoint, error) {
+	statePath := filepath.Join(cfg.Out, stateFile)
+	if !resume {
+		if _, err := os.Stat(statePath); err == nil {
+			return nil, fmt.Errorf("run directory %s already holds a run: resume it with --resume or choose another --out", cfg.Out)
+		}
+		if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
+			return nil, fmt.Errorf("run directory: %w", err)
+		}
+		return nil, writeJSONAtomic(filepath.Join(cfg.Out, configFile), cfg)
+	}
+	var stored TrainConfig
+	if err := readJSON(filepath.Join(cfg.Out, configFile), &stored); err != nil {
+		return nil, fmt.Errorf("resume %s: %w", cfg.Out, err)
+	}
+	// Only the run length may change on resume; everything else must match
+	// the stored configuration so the privacy accounting stays meaningful.
+	stored.Steps, stored.Epochs, stored.TargetEpsilon = cfg.Steps, cfg.Epochs, cfg.TargetEpsilon
+	stored.Out = cfg.Out
+	if err := stored.Validate(); err != nil {
+		return nil, fmt.Errorf("resume %s: %w", cfg.Out, err)
+	}
+	*cfg = stored
+	var ck checkpoint
+	if err := readJSON(statePath, &ck); err != nil {
+		return nil, fmt.Errorf("resume %s: no usable checkpoint: %w", cfg.Out, err)
+	}
+	if ck.Version != checkpointVersion {
+		return nil, fmt.Errorf("resume %s: checkpoint version %d, this trainer reads %d", cfg.Out, ck.Version, checkpointVersion)
+	}
+	return &ck, writeJSONAtomic(filepath.Join(cfg.Out, configFile), cfg)
+}
+
+// job is a fully built run.
+type job struct {
+	cfg        TrainConfig
+	train      *datasets.Dataset
+	test       *datasets.Dataset
+	model      model.Model
+	trainer    *optim.Trainer
+	agg        aggregate.Aggregator
+	acct       *privacy.Accountant
+	start      int
+	maxSteps   int
+	stoppedBy  string
+	corrupted  int
+	ck         checkpoint
+	expected   float64
+	conversion privacy.Conversion
+}
+
+func buildJob(cfg TrainConfig, resume *checkpoint) (*job, error) {
+	dataDir := datasets.ResolveDataDir(cfg.DataDir)
+	train, err := datasets.Load(cfg.Dataset, "train", dataDir)
+	if err != nil {
+		return nil, err
+	}
+	test, err := datasets.Load(cfg.Dataset, "test", dataDir)
+	if err != nil {
+		return nil, err
+	}
+	j := &job{cfg: cfg, train: train, test: test, conversion: privacy.Conversion(cfg.Conversion)}
+	if j.conversion == "" {
+		j.conversion = privacy.ConversionBBG
+	}
+	if resume != nil {
+		j.ck = *resume
+		j.start = resume.NextStep
+	}
+
+	gradCorruption, n, err := applyCorruption(cfg, train)
+	if err != nil {
+		return nil, err
+	}
+	j.corrupted = n
+
+	q := cfg.SamplingRate
+	if q == 0 {
+		q = float64(cfg.BatchSize) / float64(train.N)
+	}
+	if !(q > 0 && q <= 1) {
+		return nil, fmt.Errorf("invalid configuration: sampling rate q = %v is not in (0, 1] (batch %d of %d examples)", q, cfg.BatchSize, train.N)
+	}
+	j.expected = q * float64(train.N)
+
+	var sampler optim.Sampler
+	if cfg.Private() {
+		sampler, err = datasets.NewPoissonSampler(train.N, q, optim.DeriveSeed(cfg.Seed, "sampler"))
+	} else {
+		sampler, err = datasets.NewShuffleSampler(train.N, int(math.Round(j.expected)), optim.DeriveSeed(cfg.Seed, "sampler"))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sampler: %w", err)
+	}
+
+	spec := model.Spec{Arch: cfg.Model, InputShape: train.Shape, Classes: train.Classes}
+	if cfg.Model == "logreg" {
+		spec.InputShape = []int{train.Dim()} // a dense model sees flat inputs
+	}
+	if resume != nil {
+		j.model, err = model.Load(filepath.Join(cfg.Out, resume.ModelFile))
+		if err == nil && !sameModelSpec(j.model.Spec(), spec) {
+			err = fmt.Errorf("checkpoint model %+v does not match the configuration %+v", j.model.Spec(), spec)
+		}
+	} else {
+		j.model, err = model.New(spec, optim.DeriveSeed(cfg.Seed, "init"))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("model: %w", err)
+	}
+
+	stepMech, err := j.buildAggregator(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if resume != nil {
+		if tr, ok := j.agg.(aggregate.Trimmer); ok {
+			tr.SetTrimLevel(resume.TrimLevel)
+		}
+	}
+
+	tc := optim.Config{
+		Model: j.model, Data: train, Labels: true, Sampler: sampler, Aggregator: j.agg,
+		ClipNorm: cfg.ClipNorm, LR: cfg.LR, LRFail: cfg.LRFail, LRPass: cfg.LRPass,
+		Q: q, Delta: cfg.Delta, Conversion: j.conversion, StepMechanism: stepMech,
+		Bound: privacy.SubsampleBound(cfg.Bound), AllowUnproven: cfg.AllowUnproven,
+		Corruption: gradCorruption, Seed: optim.DeriveSeed(cfg.Seed, "noise"),
+	}
+	if cfg.Method == "nonprivate" {
+		tc.ClipNorm = 0
+	}
+	if cfg.Method == "tsgd-ptr" && cfg.DynamicF {
+		tc.Trim = &optim.TrimController{Rate: cfg.DynamicRate, Batch: j.expected, IncreaseOnPass: cfg.DynamicIncreaseOnPass}
+		if err := tc.Trim.Validate(); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.Private() {
+		if j.acct, err = newAccountant(cfg, resume); err != nil {
+			return nil, err
+		}
+		tc.Accountant = j.acct
+	}
+	if j.trainer, err = optim.NewTrainer(tc); err != nil {
+		return nil, err
+	}
+	return j, j.planLength()
+}
+
+// buildAggregator creates the method's aggregation rule and returns the
+// mechanism each of its steps is (nil for non-private methods).
+func (j *job) buildAggregator(cfg TrainConfig) (privacy.Mechanism, error) {
+	f := int(math.Round(cfg.TrimFraction * j.expected))
+	// F is the trim level of tsum/ptr-tsum and the assumed number of
+	// Byzantine gradients of krum; TrimFraction is also coord-trimmed-mean's β.
+	ac := aggregate.Config{
+		Sigma: cfg.Sigma, ClipNorm: cfg.ClipNorm, Tau: cfg.Tau, B: cfg.LaplaceB, Delta0: cfg.Delta0,
+		F: f, TrimFraction: cfg.TrimFraction, Radius: cfg.CenteredClipRadius, ExpectedBatch: j.expected,
+	}
+	var name string
+	var mech privacy.Mechanism
+	switch cfg.Method {
+	case "nonprivate":
+		return nil, nil
+	case "dpsgd":
+		name, mech = "sum", privacy.Gaussian{Sigma: cfg.Sigma}
+	case "tsgd-gaussian":
+		name, mech = "tsum", privacy.Gaussian{Sigma: cfg.Sigma}
+	case "tsgd-ptr":
+		name = "ptr-tsum"
+		mech = privacy.PTR{Sigma1: cfg.Sigma, Tau: cfg.Tau / cfg.ClipNorm, B: cfg.LaplaceB, Delta0: cfg.Delta0}
+	case "nonprivate-robust":
+		name, ac.Sigma = cfg.Rule, 0
+	}
+	agg, err := aggregate.New(name, ac)
+	if err != nil {
+		return nil, fmt.Errorf("aggregator: %w", err)
+	}
+	j.agg = agg
+	if mech != nil {
+		if err := mech.Validate(); err != nil {
+			return nil, err
+		}
+	}
+	return mech, nil
+}
+
+// planLength fixes the last step from the configured steps/epochs and, for
+// a target ε, the largest number of steps whose composition stays within it.
+func (j *job) planLength() error {
+	limit := math.MaxInt
+	j.stoppedBy = "budget"
+	if j.cfg.Steps > 0 {
+		limit, j.stoppedBy = j.cfg.Steps, "steps"
+	} else if j.cfg.Epochs > 0 {
+		limit, j.stoppedBy = int(math.Ceil(j.cfg.Epochs*float64(j.train.N)/j.expected)), "epochs"
+	}
+	if j.cfg.TargetEpsilon > 0 {
+		b, err := budgetSteps(j.acct, j.trainer.StepMechanism(), j.cfg.TargetEpsilon, j.cfg.Delta, j.conversion)
+		if err != nil {
+			return err
+		}
+		if total := j.acct.Steps() + b; total < limit {
+			limit, j.stoppedBy = total, "budget"
+		}
+	}
+	j.maxSteps = limit
+	return nil
+}
+
+// budgetSteps returns how many more steps of mech fit in ε(δ) ≤ target after
+// acct's history, by doubling and bisection on the composed accountant.
+func budgetSteps(acct *privacy.Accountant, mech privacy.Mechanism, target, delta float64, conv privacy.Conversion) (int, error) {
+	fits := func(k int) (bool, error) {
+		a := acct.Clone()
+		if err := a.Compose(mech, k); err != nil {
+			return false, err
+		}
+		r, err := a.Epsilon(delta, conv)
+		return r.Epsilon <= target, err
+	}
+	if ok, err := fits(1); err != nil || !ok {
+		return 0, err
+	}
+	lo, hi := 1, 2
+	for {
+		ok, err := fits(hi)
+		if err != nil {
+			return 0, err
+		}
+		if !ok {
+			break
+		}
+		if hi > 1<<30 {
+			return hi, nil
+		}
+		lo, hi = hi, hi*2
+	}
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		ok, err := fits(mid)
+		if err != nil {
+			return 0, err
+		}
+		if ok {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo, nil
+}
+
+// newAccountant starts an accountant, or restores it from the checkpoint.
+func newAccountant(cfg TrainConfig, resume *checkpoint) (*privacy.Accountant, error) {
+	acct, err := privacy.NewAccountantWithOptions(privacy.DefaultOrders(), privacy.AccountantOptions{AllowUnproven: cfg.AllowUnproven})
+	if err != nil {
+		return nil, err
+	}
+	if resume != nil && len(resume.Accountant) > 0 {
+		if err := json.Unmarshal(resume.Accountant, acct); err != nil {
+			return nil, fmt.Errorf("resume: accountant history: %w", err)
+		}
+	}
+	return acct, nil
+}
+
+func (j *job) run(ctx context.Context, progress io.Writer) (*Summary, error) {
+	metrics, err := openMetrics(j.cfg.Out, j.start)
+	if err != nil {
+		return nil, err
+	}
+	defer metrics.Close()
+	var bar *progressbar.ProgressBar
+	if progress != nil && j.maxSteps != math.MaxInt {
+		bar = progressbar.NewOptions(j.maxSteps-j.start,
+			progressbar.OptionSetWriter(progress),
+			progressbar.OptionSetDescription(j.cfg.Method),
+			progressbar.OptionShowCount(),
+			progressbar.OptionShowIts(),
+			progressbar.OptionSetItsString("steps"),
+			progressbar.OptionThrottle(500*time.Millisecond),
+			progressbar.OptionOnCompletion(func() { fmt.Fprintln(progress) }),
+		)
+	}
+	begin := time.Now()
+	step := j.start
+	for ; step < j.maxSteps; step++ {
+		if err := ctx.Err(); err != nil {
+			if cerr := j.checkpoint(step, begin, metrics); cerr != nil {
+				return nil, errors.Join(err, cerr)
+			}
+			return nil, fmt.Errorf("interrupted at step %d (checkpoint written; continue with --resume): %w", step, err)
+		}
+		if j.cfg.TargetEpsilon > 0 {
+			// planLength already stops inside the budget; this re-check makes
+			// the guarantee independent of that plan.
+			ok, err := j.trainer.NextStepFits(j.cfg.TargetEpsilon)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				j.stoppedBy = "budget"
+				break
+			}
+		}
+		res, err := j.trainer.Step(step)
+		if err != nil {
+			if cerr := j.checkpoint(step, begin, metrics); cerr != nil {
+				err = errors.Join(err, cerr)
+			}
+			return nil, err
+		}
+		j.ck.Examples += int64(res.BatchSize)
+		j.ck.LastLoss = res.Loss
+		if res.Branch != "" {
+			j.ck.PTRTests++
+			if res.Branch == "-" {
+				j.ck.PTRPassed++
+			}
+		}
+		if err := metrics.Write(res); err != nil {
+			return nil, err
+		}
+		if bar != nil {
+			desc := fmt.Sprintf("%s loss %.3f", j.cfg.Method, res.Loss)
+			if j.acct != nil {
+				desc += fmt.Sprintf(" ε %.3f", res.Epsilon)
+			}
+			bar.Describe(desc)
+			bar.Add(1)
+		}
+		if j.cfg.EvalEvery > 0 && (step+1)%j.cfg.EvalEvery == 0 {
+			acc, err := Accuracy(j.model, j.test.X, j.test.Labels, j.test.Dim())
+			if err != nil {
+				return nil, err
+			}
+			if err := metrics.Write(map[string]any{"step": step, "test_accuracy": acc}); err != nil {
+				return nil, err
+			}
+		}
+		if j.cfg.CheckpointEvery > 0 && (step+1)%j.cfg.CheckpointEvery == 0 {
+			if err := j.checkpoint(step+1, begin, metrics); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if bar != nil {
+		bar.Finish()
+	}
+	if err := j.checkpoint(step, begin, metrics); err != nil {
+		return nil, err
+	}
+	return j.finish(step)
+}
+
+// checkpoint atomically records the state before step next: model file
+// first, then state.json naming it, then older model files are removed.
+func (j *job) checkpoint(next int, begin time.Time, metrics *metricsLog) error {
+	if err := metrics.Sync(); err != nil {
+		return err
+	}
+	ck := j.ck
+	ck.Version, ck.NextStep = checkpointVersion, next
+	ck.TrainSecs += time.Since(begin).Seconds()
+	ck.ModelFile = fmt.Sprintf("model-%d.bin", next)
+	if err := model.Save(filepath.Join(j.cfg.Out, ck.ModelFile), j.model); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	if tr, ok := j.agg.(aggregate.Trimmer); ok {
+		ck.TrimLevel = tr.TrimLevel()
+	}
+	if j.acct != nil {
+		data, err := json.Marshal(j.acct)
+		if err != nil {
+			return fmt.Errorf("checkpoint: accountant: %w", err)
+		}
+		ck.Accountant = data
+	}
+	if err := writeJSONAtomic(filepath.Join(j.cfg.Out, stateFile), ck); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	old, _ := filepath.Glob(filepath.Join(j.cfg.Out, "model-*.bin"))
+	for _, f := range old {
+		if filepath.Base(f) != ck.ModelFile {
+			os.Remove(f)
+		}
+	}
+	return nil
+}
+
+func (j *job) finish(steps int) (*Summary, error) {
+	s := &Summary{
+		Method: j.cfg.Method, Dataset: j.cfg.Dataset, Model: j.cfg.Model,
+		Steps: steps, StoppedBy: j.stoppedBy, TrainLoss: j.ck.LastLoss,
+		CorruptedExamples: j.corrupted, Examples: j.ck.Examples,
+		PTRTests: j.ck.PTRTests, PTRPassed: j.ck.PTRPassed,
+	}
+	var state checkpoint
+	if err := readJSON(filepath.Join(j.cfg.Out, stateFile), &state); err != nil {
+		return nil, err
+	}
+	s.WallSeconds = state.TrainSecs
+	if s.WallSeconds > 0 {
+		s.ExamplesPerSecond = float64(s.Examples) / s.WallSeconds
+	}
+	if s.PTRTests > 0 {
+		s.PTRPassRate = float64(s.PTRPassed) / float64(s.PTRTests)
+	}
+	if tr, ok := j.agg.(aggregate.Trimmer); ok {
+		s.FinalF = tr.TrimLevel()
+	}
+	acc, err := Accuracy(j.model, j.test.X, j.test.Labels, j.test.Dim())
+	if err != nil {
+		return nil, err
+	}
+	s.TestAccuracy = acc
+	if j.acct != nil && j.acct.Steps() > 0 {
+		r, err := j.acct.Epsilon(j.cfg.Delta, j.conversion)
+		if err != nil {
+			return nil, err
+		}
+		s.Epsilon, s.Delta, s.Order, s.Conversion = r.Epsilon, r.Delta, r.Order, string(j.conversion)
+		s.Bounds, s.BoundAtOrder = boundsUsed(j.acct, r.Order)
+		s.Unproven = !r.Proven
+	}
+	if err := model.Save(filepath.Join(j.cfg.Out, finalModel), j.model); err != nil {
+		return nil, err
+	}
+	return s, writeJSONAtomic(filepath.Join(j.cfg.Out, summaryFile), s)
+}
+
+func sameModelSpec(a, b model.Spec) bool {
+	if a.Arch != b.Arch || a.Classes != b.Classes || len(a.InputShape) != len(b.InputShape) {
+		return false
+	}
+	for i := range a.InputShape {
+		if a.InputShape[i] != b.InputShape[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// boundsUsed lists the distinct bound names of the composed curves over all
+// orders, and those at the given order.
+func boundsUsed(acct *privacy.Accountant, order float64) (all, atOrder []string) {
+	orders := acct.Orders()
+	seenAll, seenAt := map[string]bool{}, map[string]bool{}
+	for _, c := range acct.Mechanisms() {
+		for i, v := range c.RDP {
+			if !seenAll[v.Bound] {
+				seenAll[v.Bound] = true
+				all = append(all, v.Bound)
+			}
+			if orders[i] == order && !seenAt[v.Bound] {
+				seenAt[v.Bound] = true
+				atOrder = append(atOrder, v.Bound)
+			}
+		}
+	}
+	return all, atOrder
+}

@@ -1,0 +1,362 @@
+package optim
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+
+	"privtrain/aggregate"
+	"privtrain/model"
+	"privtrain/privacy"
+)
+
+// Source is the training data as the optimizer sees it (datasets.Dataset
+// satisfies it).
+type Source interface {
+	// Gather copies the rows idx into x (len(idx)·Dim()), labels and targets
+	// (either may be nil).
+	Gather(idx []int, x []float32, labels []int, targets []float32) error
+	// Dim is the number of features per example.
+	Dim() int
+}
+
+// Sampler yields the training-set indices of each step's batch; Batch must
+// be a deterministic function of the step (datasets' samplers are).
+type Sampler interface {
+	Batch(step int) []int
+	ExpectedBatchSize() float64
+}
+
+// GradientCorruption corrupts the per-example gradients of a fixed set of
+// training examples before clipping (the gradient-corruption attack model).
+type GradientCorruption interface {
+	// IsCorrupted reports whether training example i is corrupted.
+	IsCorrupted(i int) bool
+	// CorruptGradient modifies row, the gradient of training example i, in
+	// place (a no-op for uncorrupted examples).
+	CorruptGradient(i int, row []float32, rng *rand.Rand) error
+}
+
+// Config configures a Trainer. Methods are configurations of one loop:
+// nonprivate (Aggregator nil, ClipNorm 0), DP-SGD (aggregator "sum" with
+// noise), TSGD+Gaussian ("tsum"), TSGD+PTR ("ptr-tsum"), robust non-private
+// training (any rule with σ = 0).
+type Config struct {
+	Model   model.Model
+	Data    Source
+	Labels  bool // the model is a classifier (use labels, else targets)
+	Sampler Sampler
+	// Aggregator releases each step's update; nil means the plain
+	// non-private batch gradient (fast path without per-example gradients).
+	Aggregator aggregate.Aggregator
+	// ClipNorm is R, the per-example L2 clipping bound (0: no clipping,
+	// allowed only for non-private training).
+	ClipNorm float64
+	// LR is the learning rate; LRFail / LRPass, when > 0, override it after a
+	// failed ("+") / passed ("-") PTR test (η_A, η_B of appendix A.4).
+	LR, LRFail, LRPass float64
+	// Q is the Poisson sampling rate used for privacy accounting.
+	Q float64
+	// Accountant records the privacy cost of every step (nil: non-private).
+	Accountant *privacy.Accountant
+	// StepMechanism is the (not subsampled) mechanism every private step is
+	// expected to be; the trainer verifies each step's report against it.
+	StepMechanism privacy.Mechanism
+	// Delta is the δ at which ε is reported after each step; Conversion the
+	// RDP → (ε, δ) conversion (default: Balle et al. 2020).
+	Delta      float64
+	Conversion privacy.Conversion
+	// Bound chooses the subsampling bound (auto: the best proven one).
+	Bound         privacy.SubsampleBound
+	AllowUnproven bool
+	// Trim adjusts the trim level F after each PTR test (nil: fixed F).
+	Trim *TrimController
+	// Corruption corrupts gradients of corrupted examples (nil: none).
+	Corruption GradientCorruption
+	// Seed drives the per-step noise streams (see StepRNG).
+	Seed uint64
+	// Workers is the number of goroutines for clipping (0: GOMAXPROCS).
+	Workers int
+}
+
+// StepResult describes one training step, for the per-step log.
+type StepResult struct {
+	Step      int     `json:"step"`
+	BatchSize int     `json:"batch_size"`
+	Loss      float64 `json:"loss"`
+	Epsilon   float64 `json:"epsilon,omitempty"`
+	Branch    string  `json:"branch,omitempty"`
+	Delta     int     `json:"delta,omitempty"`
+	DeltaHat  float64 `json:"delta_hat,omitempty"`
+	F         int     `json:"f,omitempty"`
+	Trimmed   int     `json:"trimmed,omitempty"`
+	Corrupted int     `json:"corrupted,omitempty"`
+}
+
+// Trainer runs training steps. It is not safe for concurrent use.
+type Trainer struct {
+	cfg  Config
+	p, d int
+	mech privacy.Mechanism // subsampled step mechanism, for accounting
+
+	x       []float32
+	labels  []int
+	targets []float32
+	grads   []float32
+	losses  []float32
+	norms   []float64
+	out     []float32
+}
+
+// NewTrainer validates cfg and allocates the step buffers.
+func NewTrainer(cfg Config) (*Trainer, error) {
+	if cfg.Model == nil || cfg.Data == nil || cfg.Sampler == nil {
+		return nil, errors.New("optim: model, data and sampler are required")
+	}
+	if !(cfg.LR > 0) || math.IsInf(cfg.LR, 0) {
+		return nil, fmt.Errorf("optim: learning rate must be finite and > 0, got %v", cfg.LR)
+	}
+	for _, lr := range []float64{cfg.LRFail, cfg.LRPass} {
+		if lr < 0 || math.IsNaN(lr) || math.IsInf(lr, 0) {
+			return nil, fmt.Errorf("optim: branch learning rate must be finite and ≥ 0, got %v", lr)
+		}
+	}
+	if cfg.ClipNorm < 0 || math.IsNaN(cfg.ClipNorm) || math.IsInf(cfg.ClipNorm, 0) {
+		return nil, fmt.Errorf("optim: clipping norm must be finite and ≥ 0, got %v", cfg.ClipNorm)
+	}
+	if cfg.Data.Dim() != inputSize(cfg.Model.Spec()) {
+		return nil, fmt.Errorf("optim: data has %d features per example but the model expects %d", cfg.Data.Dim(), inputSize(cfg.Model.Spec()))
+	}
+	t := &Trainer{cfg: cfg, p: cfg.Model.NumParams(), d: cfg.Data.Dim()}
+	if cfg.Accountant != nil {
+		if cfg.StepMechanism == nil {
+			return nil, errors.New("optim: a private run needs the step mechanism for accounting")
+		}
+		if cfg.Aggregator == nil || cfg.ClipNorm <= 0 {
+			return nil, errors.New("optim: a private run needs an aggregator and a clipping norm R > 0")
+		}
+		if !(cfg.Q > 0 && cfg.Q <= 1) {
+			return nil, fmt.Errorf("optim: sampling rate q must be in (0, 1], got %v", cfg.Q)
+		}
+		if !(cfg.Delta > 0 && cfg.Delta < 1) {
+			return nil, fmt.Errorf("optim: δ must be in (0, 1), got %v", cfg.Delta)
+		}
+		bound := cfg.Bound
+		if bound == "" {
+			bound = privacy.SubsampleAuto
+		}
+		t.mech = privacy.PoissonSubsampled{Base: cfg.StepMechanism, Q: cfg.Q, Bound: bound, AllowUnproven: cfg.AllowUnproven}
+		if err := t.mech.Validate(); err != nil {
+			return nil, fmt.Errorf("optim: step mechanism: %w", err)
+		}
+	}
+	if t.cfg.Conversion == "" {
+		t.cfg.Conversion = privacy.ConversionBBG
+	}
+	if t.cfg.Workers <= 0 {
+		t.cfg.Workers = runtime.GOMAXPROCS(0)
+	}
+	t.out = make([]float32, t.p)
+	return t, nil
+}
+
+// StepMechanism is the subsampled mechanism composed per private step (nil
+// for non-private training).
+func (t *Trainer) StepMechanism() privacy.Mechanism { return t.mech }
+
+// NextStepFits reports whether composing one more step keeps ε(δ) ≤ target
+// at the run's δ (always true for non-private training).
+func (t *Trainer) NextStepFits(target float64) (bool, error) {
+	delta := t.cfg.Delta
+	if t.cfg.Accountant == nil {
+		return true, nil
+	}
+	next := t.cfg.Accountant.Clone()
+	if err := next.Compose(t.mech, 1); err != nil {
+		return false, fmt.Errorf("optim: budget check: %w", err)
+	}
+	res, err := next.Epsilon(delta, t.cfg.Conversion)
+	if err != nil {
+		return false, fmt.Errorf("optim: budget check: %w", err)
+	}
+	return res.Epsilon <= target, nil
+}
+
+// Step runs training step `step` (0-based): sample, gather, per-example
+// gradients, corrupt, clip, aggregate, update and account.
+func (t *Trainer) Step(step int) (StepResult, error) {
+	idx := t.cfg.Sampler.Batch(step)
+	m := len(idx)
+	res := StepResult{Step: step, BatchSize: m}
+	t.ensure(m)
+	b := model.Batch{X: t.x[:m*t.d], M: m}
+	if t.cfg.Labels {
+		b.Labels = t.labels[:m]
+	} else {
+		b.Targets = t.targets[:m]
+	}
+	if err := t.cfg.Data.Gather(idx, b.X, b.Labels, b.Targets); err != nil {
+		return res, fmt.Errorf("step %d: %w", step, err)
+	}
+	rng := StepRNG(t.cfg.Seed, step)
+
+	if t.cfg.Aggregator == nil {
+		return t.plainStep(b, res)
+	}
+	g := t.grads[:m*t.p]
+	if m > 0 {
+		if err := t.cfg.Model.PerExampleGrads(b, g, t.losses[:m]); err != nil {
+			return res, fmt.Errorf("step %d: per-example gradients: %w", step, err)
+		}
+	}
+	var lossSum float64
+	for _, l := range t.losses[:m] {
+		lossSum += float64(l)
+	}
+	if m > 0 {
+		res.Loss = lossSum / float64(m)
+	}
+	if t.cfg.Corruption != nil {
+		// The attacker's noise has its own stream, so that the privacy
+		// noise of a step does not depend on which examples were corrupted.
+		crng := StepRNG(DeriveSeed(t.cfg.Seed, "gradient-corruption"), step)
+		for i, ex := range idx {
+			if t.cfg.Corruption.IsCorrupted(ex) {
+				if err := t.cfg.Corruption.CorruptGradient(ex, g[i*t.p:(i+1)*t.p], crng); err != nil {
+					return res, fmt.Errorf("step %d: %w", step, err)
+				}
+				res.Corrupted++
+			}
+		}
+	}
+	norms := t.norms[:m]
+	if err := clipRows(g, m, t.p, t.cfg.ClipNorm, norms, t.cfg.Workers); err != nil {
+		return res, fmt.Errorf("step %d: %w", step, err)
+	}
+	rep, err := t.cfg.Aggregator.Aggregate(aggregate.Grads{G: g, Norms: norms, M: m, P: t.p, ClipNorm: t.cfg.ClipNorm}, rng, t.out)
+	if err != nil {
+		return res, fmt.Errorf("step %d: aggregate %s: %w", step, t.cfg.Aggregator.Name(), err)
+	}
+	res.Branch, res.Delta, res.DeltaHat, res.F, res.Trimmed = rep.Branch, rep.Delta, rep.DeltaHat, rep.F, rep.Trimmed
+	if t.cfg.Accountant != nil {
+		if err := t.checkReport(rep); err != nil {
+			return res, fmt.Errorf("step %d: %w", step, err)
+		}
+	}
+	lr := t.cfg.LR
+	switch {
+	case rep.Branch == "+" && t.cfg.LRFail > 0:
+		lr = t.cfg.LRFail
+	case rep.Branch == "-" && t.cfg.LRPass > 0:
+		lr = t.cfg.LRPass
+	}
+	denom := t.cfg.Sampler.ExpectedBatchSize()
+	if t.cfg.Accountant == nil && m > 0 {
+		denom = float64(m) // non-private: the actual mean
+	}
+	scale := float32(lr / denom)
+	for j := range t.out {
+		t.out[j] *= scale
+	}
+	if err := t.cfg.Model.Step(t.out); err != nil {
+		return res, fmt.Errorf("step %d: update: %w", step, err)
+	}
+	if t.cfg.Accountant != nil {
+		if err := t.cfg.Accountant.Compose(t.mech, 1); err != nil {
+			return res, fmt.Errorf("step %d: accounting: %w", step, err)
+		}
+		eps, err := t.cfg.Accountant.Epsilon(t.cfg.Delta, t.cfg.Conversion)
+		if err != nil {
+			return res, fmt.Errorf("step %d: accounting: %w", step, err)
+		}
+		res.Epsilon = eps.Epsilon
+	}
+	if t.cfg.Trim != nil && rep.Branch != "" {
+		if tr, ok := t.cfg.Aggregator.(aggregate.Trimmer); ok {
+			tr.SetTrimLevel(t.cfg.Trim.Next(tr.TrimLevel(), rep.Branch))
+		}
+	}
+	return res, nil
+}
+
+// plainStep is non-private SGD on the batch-mean gradient.
+func (t *Trainer) plainStep(b model.Batch, res StepResult) (StepResult, error) {
+	if b.M == 0 {
+		return res, nil
+	}
+	lossSum, err := t.cfg.Model.BatchGrad(b, t.out)
+	if err != nil {
+		return res, fmt.Errorf("step %d: batch gradient: %w", res.Step, err)
+	}
+	if n := rowNorm(t.out); math.IsNaN(n) || math.IsInf(n, 0) {
+		return res, fmt.Errorf("step %d: batch gradient is not finite", res.Step)
+	}
+	res.Loss = lossSum / float64(b.M)
+	scale := float32(t.cfg.LR / float64(b.M))
+	for j := range t.out {
+		t.out[j] *= scale
+	}
+	if err := t.cfg.Model.Step(t.out); err != nil {
+		return res, fmt.Errorf("step %d: update: %w", res.Step, err)
+	}
+	return res, nil
+}
+
+// checkReport verifies that the aggregator's step was the planned mechanism,
+// so the accountant never records a cost other than what was released.
+func (t *Trainer) checkReport(rep aggregate.Report) error {
+	if rep.Mechanism == nil {
+		return fmt.Errorf("aggregator %s reported no privacy mechanism in a private run", t.cfg.Aggregator.Name())
+	}
+	got, want := rep.Mechanism.Spec(), t.cfg.StepMechanism.Spec()
+	if !sameSpec(got, want) {
+		return fmt.Errorf("aggregator %s released mechanism %+v, but the run accounts for %+v", t.cfg.Aggregator.Name(), got, want)
+	}
+	return nil
+}
+
+func sameSpec(a, b privacy.Spec) bool {
+	if a.Kind != b.Kind || len(a.Params) != len(b.Params) || len(a.Options) != len(b.Options) {
+		return false
+	}
+	for k, v := range a.Params {
+		if w, ok := b.Params[k]; !ok || w != v {
+			return false
+		}
+	}
+	for k, v := range a.Options {
+		if b.Options[k] != v {
+			return false
+		}
+	}
+	if (a.Inner == nil) != (b.Inner == nil) {
+		return false
+	}
+	return a.Inner == nil || sameSpec(*a.Inner, *b.Inner)
+}
+
+// ensure grows the batch buffers to hold m examples.
+func (t *Trainer) ensure(m int) {
+	if cap(t.losses) >= m {
+		return
+	}
+	n := m + m/4 + 1
+	t.x = make([]float32, n*t.d)
+	t.labels = make([]int, n)
+	t.targets = make([]float32, n)
+	t.losses = make([]float32, n)
+	t.norms = make([]float64, n)
+	if t.cfg.Aggregator != nil {
+		t.grads = make([]float32, n*t.p)
+	}
+}
+
+func inputSize(s model.Spec) int {
+	n := 1
+	for _, v := range s.InputShape {
+		n *= v
+	}
+	return n
+}

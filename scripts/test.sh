@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The project's test command (README; .ci/run calls exactly this).
+# Fetches the Go modules, checks formatting and vet, and runs every test.
+# Datasets other than MNIST are read from $PRIVTRAIN_DATA; when it is unset and
+# ../shared/datasets exists beside the checkout, that folder is used.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ -z "${PRIVTRAIN_DATA:-}" ] && [ -d ../shared/datasets ]; then
+  PRIVTRAIN_DATA="$(cd ../shared/datasets && pwd)"
+  export PRIVTRAIN_DATA
+fi
+echo "PRIVTRAIN_DATA=${PRIVTRAIN_DATA:-<unset: tests that need Fashion-MNIST or ijcnn1 are skipped>}"
+go mod download
+unformatted="$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"
+if [ -n "$unformatted" ]; then
+  echo "gofmt would change:"; echo "$unformatted"; exit 1
+fi
+go vet ./...
+go test -count=1 -timeout 40m "$@" ./...
