@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"privtrain/privacy"
 )
 
 // Config holds the parameters of every rule; each rule reads the fields it
@@ -54,6 +56,9 @@ type Config struct {
 	// mean-scale reference. 0 divides by the previous step's actual batch
 	// size, which is data dependent and therefore allowed only for σ = 0.
 	ExpectedBatch float64
+	// RGM is the Relative Gaussian Mechanism of rgm-sum (its η, R_rel, γ,
+	// σ and dimension; see privacy.RGM).
+	RGM privacy.RGM
 }
 
 // Trimmer is implemented by the rules with a trim level F (tsum, ptr-tsum);
@@ -76,6 +81,7 @@ var registry = map[string]func(Config) (Aggregator, error){
 	"multi-krum":         newMultiKrum,
 	"geomed":             newGeoMed,
 	"centered-clip":      newCenteredClip,
+	"rgm-sum":            func(c Config) (Aggregator, error) { return NewRGMSum(c.RGM) },
 }
 
 // New returns a new instance of the named rule configured by cfg.

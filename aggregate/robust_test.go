@@ -1,6 +1,8 @@
 package aggregate
 
 import (
+	"privtrain/privacy"
+
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -307,6 +309,13 @@ func TestRobustInvalidConfigs(t *testing.T) {
 	// Every rule rejects malformed batches and accepts an empty one.
 	for _, name := range Names() {
 		cfg := Config{Sigma: 1, ClipNorm: 1, Tau: 0.5, B: 1, Delta0: 1e-8, Radius: 1, Reference: "zero"}
+		if name == "rgm-sum" {
+			m, err := privacy.CalibrateRGM(1, 2, 1e-3, 1, 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.RGM = m
+		}
 		if _, err := New(name, cfg); err != nil {
 			cfg = Config{Radius: 1}
 		}
