@@ -231,3 +231,37 @@ func TestStepAndSetParams(t *testing.T) {
 		t.Errorf("Predict = %v, want %v", out, want)
 	}
 }
+
+func TestInitialisationOthers(t *testing.T) {
+	// PyTorch defaults for the PDP-SGD CNNs: kernels and biases U(±1/√fan_in).
+	m, _ := New(Spec{Arch: "pdp-cnn-svhn", InputShape: []int{3, 32, 32}, Classes: 10}, 7)
+	p := m.Params()
+	off := 0
+	for _, l := range []struct{ nW, nB, fanIn int }{
+		{450, 6, 75}, {2400, 16, 150}, {48000, 120, 400}, {10080, 84, 120}, {840, 10, 84},
+	} {
+		lim := float32(1 / math.Sqrt(float64(l.fanIn)))
+		for _, part := range [][]float32{p[off : off+l.nW], p[off+l.nW : off+l.nW+l.nB]} {
+			var maxAbs float32
+			for _, v := range part {
+				maxAbs = max(maxAbs, float32(math.Abs(float64(v))))
+			}
+			if maxAbs > lim || maxAbs < 0.5*lim {
+				t.Errorf("layer at %d: max |θ| = %v, want below the PyTorch bound %v", off, maxAbs, lim)
+			}
+		}
+		off += l.nW + l.nB
+	}
+	if off != len(p) {
+		t.Fatalf("layers cover %d of %d parameters", off, len(p))
+	}
+	// Convex models start at zero.
+	for _, s := range []Spec{{Arch: "logreg", InputShape: []int{5}, Classes: 3}, {Arch: "linreg", InputShape: []int{5}, Classes: 1}} {
+		m, _ := New(s, 7)
+		for _, v := range m.Params() {
+			if v != 0 {
+				t.Fatalf("%s: non-zero initial parameter %v", s.Arch, v)
+			}
+		}
+	}
+}
