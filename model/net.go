@@ -246,12 +246,8 @@ func (w *graph) perExample(cnt, p int, grads []float32) error {
 			row := grads[i*p+l.off : i*p+l.off+l.nW+l.nB]
 			ai := d.lastA[i*d.in : (i+1)*d.in]
 			dzi := dz[i*d.outN : (i+1)*d.outN]
-			for o, gv := range dzi {
-				dst := row[o*d.in : (o+1)*d.in]
-				for k, av := range ai {
-					dst[k] = gv * av
-				}
-			}
+			// The outer product dz_i a_iᵀ, as a rank-1 gemm.
+			gemm(false, false, d.outN, d.in, 1, 1, dzi, 1, ai, d.in, 0, row[:l.nW], d.in)
 			if l.nB > 0 {
 				copy(row[l.nW:], dzi)
 			}

@@ -59,33 +59,3 @@ func TestGemm(t *testing.T) {
 		}
 	}
 }
-
-// TestPoolTies checks that max-pooling routes the gradient of a tied window
-// to its first maximum and handles negative inputs.
-func TestPoolTies(t *testing.T) {
-	g := &poolGeom{c: 1, inH: 2, inW: 3, k: 2, stride: 1, outH: 1, outW: 2}
-	in := []float32{-1, -3, -2, -1, -5, -2}
-	out := make([]float32, 2)
-	arg := make([]int32, 2)
-	g.forward(in, 1, out, arg, g.windowOffsets())
-	if out[0] != -1 || arg[0] != 0 || out[1] != -2 || arg[1] != 2 {
-		t.Errorf("forward: out %v arg %v, want [-1 -2] [0 2]", out, arg)
-	}
-	din := make([]float32, 6)
-	g.backward([]float32{10, 20}, arg, 1, din)
-	if want := []float32{10, 0, 20, 0, 0, 0}; !equalF32(din, want) {
-		t.Errorf("backward: %v, want %v", din, want)
-	}
-}
-
-func equalF32(a, b []float32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}

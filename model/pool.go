@@ -1,0 +1,85 @@
+package model
+
+import "math"
+
+// poolGeom is the geometry of a max-pooling layer on (H, W, C) inputs,
+// without padding.
+type poolGeom struct {
+	c, inH, inW int
+	k, stride   int
+	outH, outW  int
+}
+
+func (g *poolGeom) inSize() int  { return g.c * g.inH * g.inW }
+func (g *poolGeom) outSize() int { return g.c * g.outH * g.outW }
+
+// forward writes the window maxima of n examples into out and the index of
+// each maximum (within its example) into arg. Ties go to the first element
+// in (kh, kw) order. The comparisons are branch-free (on order-preserving
+// integer keys): with data-dependent branches, mispredictions dominate.
+//
+// offs are the window offsets from windowOffsets.
+func (g *poolGeom) forward(in []float32, n int, out []float32, arg []int32, offs []int) {
+	isz, osz := g.inSize(), g.outSize()
+	C := g.c
+	for e := 0; e < n; e++ {
+		x := in[e*isz : (e+1)*isz]
+		y := out[e*osz : (e+1)*osz]
+		a := arg[e*osz : (e+1)*osz]
+		o := 0
+		for oh := 0; oh < g.outH; oh++ {
+			for ow := 0; ow < g.outW; ow++ {
+				base := (oh*g.stride*g.inW + ow*g.stride) * C
+				ys, as := y[o:o+C], a[o:o+C]
+				for c := range ys {
+					first := base + c
+					bi, bk := first, orderKey(x[first])
+					for _, off := range offs {
+						i := first + off
+						k := orderKey(x[i])
+						m := int32((int64(bk) - int64(k)) >> 63) // −1 iff bk < k
+						bk ^= (bk ^ k) & m
+						bi ^= (bi ^ i) & int(m)
+					}
+					ys[c] = x[bi]
+					as[c] = int32(bi)
+				}
+				o += C
+			}
+		}
+	}
+}
+
+// windowOffsets returns the offsets, relative to a window's first element,
+// of its other elements in (kh, kw) order.
+func (g *poolGeom) windowOffsets() []int {
+	var offs []int
+	for ki := 0; ki < g.k; ki++ {
+		for kj := 0; kj < g.k; kj++ {
+			if ki != 0 || kj != 0 {
+				offs = append(offs, (ki*g.inW+kj)*g.c)
+			}
+		}
+	}
+	return offs
+}
+
+// orderKey maps a float32 to an int32 with the same order (NaNs aside).
+func orderKey(v float32) int32 {
+	b := int32(math.Float32bits(v))
+	return b ^ ((b >> 31) & 0x7fffffff)
+}
+
+// backward routes the output gradients dout of n examples to the argmax
+// positions of din, which is zeroed first.
+func (g *poolGeom) backward(dout []float32, arg []int32, n int, din []float32) {
+	isz, osz := g.inSize(), g.outSize()
+	clear(din[:n*isz])
+	for e := 0; e < n; e++ {
+		d := din[e*isz : (e+1)*isz]
+		a := arg[e*osz : (e+1)*osz]
+		for o, v := range dout[e*osz : (e+1)*osz] {
+			d[a[o]] += v
+		}
+	}
+}

@@ -1,0 +1,52 @@
+package model
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// TestPoolTies checks that max-pooling routes the gradient of a tied window
+// to its first maximum and handles negative inputs.
+func TestPoolTies(t *testing.T) {
+	g := &poolGeom{c: 1, inH: 2, inW: 3, k: 2, stride: 1, outH: 1, outW: 2}
+	in := []float32{-1, -3, -2, -1, -5, -2}
+	out := make([]float32, 2)
+	arg := make([]int32, 2)
+	g.forward(in, 1, out, arg, g.windowOffsets())
+	if out[0] != -1 || arg[0] != 0 || out[1] != -2 || arg[1] != 2 {
+		t.Errorf("forward: out %v arg %v, want [-1 -2] [0 2]", out, arg)
+	}
+	din := make([]float32, 6)
+	g.backward([]float32{10, 20}, arg, 1, din)
+	if want := []float32{10, 0, 20, 0, 0, 0}; !equalF32(din, want) {
+		t.Errorf("backward: %v, want %v", din, want)
+	}
+}
+
+func equalF32(a, b []float32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func BenchmarkPoolForward(b *testing.B) {
+	g := &poolGeom{c: 16, inH: 14, inW: 14, k: 2, stride: 1, outH: 13, outW: 13}
+	n := 64
+	rng := rand.New(rand.NewPCG(1, 1))
+	in := make([]float32, n*g.inSize())
+	for i := range in {
+		in[i] = max(0, float32(rng.NormFloat64()))
+	}
+	out := make([]float32, n*g.outSize())
+	arg := make([]int32, n*g.outSize())
+	offs := g.windowOffsets()
+	for b.Loop() {
+		g.forward(in, n, out, arg, offs)
+	}
+}
