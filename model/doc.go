@@ -45,13 +45,16 @@
 //
 // # Implementation
 //
-// Each model compiles two Gorgonia graphs (gorgonia.org/gorgonia, float32)
-// of a fixed chunk size (64 examples for CNNs, 256 otherwise), built once
-// from the package's own Ops: convolution as im2col into a preallocated
-// buffer plus one sgemm, branch-free max-pooling, ReLU, dense layers and a
-// masked loss, each with its symbolic derivative. A batch of any size
-// (including 0) is cut into chunks, the last zero-padded and masked out of
-// the loss; chunk k runs on graph k mod 2, the two in parallel.
+// Each model compiles four Gorgonia graphs (gorgonia.org/gorgonia, float32),
+// a large and a small one (64 and 16 examples for CNNs, 256 and 32
+// otherwise) for each of two workers, built once from the package's own Ops:
+// convolution as im2col into a preallocated buffer plus one sgemm,
+// branch-free max-pooling, ReLU, dense layers and a masked loss, each with
+// its symbolic derivative. Ops own their output buffers, so steps allocate
+// only Gorgonia's small per-instruction bookkeeping. A batch of any size
+// (including 0) is cut into large chunks and a remainder of small ones, the
+// last zero-padded and masked out of the loss; the chunks are dealt to the
+// two workers, which run in parallel.
 //
 // Per-example gradients come from the same single forward/backward pass as
 // the batch gradient: every parameterised layer adds a zero-valued input e to
@@ -61,10 +64,17 @@
 // example and layer. BatchGrad forms the same products summed over the chunk
 // as one sgemm. Both are exact, not approximations.
 //
-// Results are bit-for-bit reproducible: the chunking and the assignment of
-// chunks to the two graphs depend only on the batch size, partial sums are
-// combined in a fixed order, and all buffers are 64-byte aligned so that the
-// SIMD kernels sum in the same order on every run.
+// Matrix products go through an AVX2/FMA micro-kernel in Go assembly when the
+// CPU has it (checked with CPUID at start-up; the purego build tag or another
+// architecture selects gonum's pure-Go sgemm instead), with gonum covering
+// the edges of each product. The pure-Go gemm of gorgonia and gonum alone,
+// and their conv/pool ops, are several times slower.
+//
+// Results are bit-for-bit reproducible on a given machine: the chunking and
+// the assignment of chunks to the two graphs depend only on the batch size,
+// partial sums are combined in a fixed order, and all buffers are 64-byte
+// aligned so that the SIMD kernels sum in the same order on every run.
+// Machines with and without AVX2/FMA round differently.
 //
 // # Files
 //
