@@ -15,6 +15,13 @@ const (
 	layerDense
 )
 
+// Size limits that keep every buffer allocatable.
+const (
+	maxParams = 1 << 27 // parameters
+	maxUnfold = 1 << 24 // unfolded patch values per example and layer
+	maxInput  = 1 << 24 // input values per example, and classes
+)
+
 // layer describes one layer; sizes are filled in by resolve.
 type layer struct {
 	kind int
@@ -86,10 +93,18 @@ func archLayers(s Spec) (layers []layer, init int, loss int, err error) {
 // resolve checks the spec and fills in shapes and parameter offsets; it
 // returns the number of parameters.
 func resolve(s Spec, layers []layer) (int, error) {
+	size := 1
 	for _, d := range s.InputShape {
 		if d <= 0 {
 			return 0, fmt.Errorf("model: %s: input shape %v has a non-positive dimension", s.Arch, s.InputShape)
 		}
+		if d > maxInput || size*d > maxInput {
+			return 0, fmt.Errorf("model: %s: input shape %v has more than %d values", s.Arch, s.InputShape, maxInput)
+		}
+		size *= d
+	}
+	if s.Classes > maxInput {
+		return 0, fmt.Errorf("model: %s: %d classes, more than %d", s.Arch, s.Classes, maxInput)
 	}
 	conv := layers[0].kind == layerConv
 	switch {
@@ -137,6 +152,9 @@ func resolve(s Spec, layers []layer) (int, error) {
 			if h+2*l.pad < l.k || w+2*l.pad < l.k {
 				return 0, fmt.Errorf("model: %s: input shape %v too small: layer %d (conv %d×%d) sees %d×%d", s.Arch, s.InputShape, i, l.k, l.k, h, w)
 			}
+			if int64(oh)*int64(ow)*int64(l.k*l.k)*int64(c) > maxUnfold {
+				return 0, fmt.Errorf("model: %s: input shape %v too large: layer %d would unfold %d×%d patches of %d values per example", s.Arch, s.InputShape, i, oh*ow, l.k*l.k, c)
+			}
 			l.conv = &convGeom{inC: c, inH: h, inW: w, chw: first && c > 1, outC: l.outC, k: l.k, stride: l.stride, pad: l.pad, outH: oh, outW: ow}
 			c, h, w = l.outC, oh, ow
 			f = c * h * w
@@ -172,6 +190,9 @@ func resolve(s Spec, layers []layer) (int, error) {
 	}
 	if off == 0 {
 		return 0, errors.New("model: architecture has no parameters")
+	}
+	if off > maxParams {
+		return 0, fmt.Errorf("model: %s with input shape %v and %d classes has %d parameters, more than the supported %d", s.Arch, s.InputShape, s.Classes, off, maxParams)
 	}
 	return off, nil
 }
