@@ -31,6 +31,25 @@ type Settings struct {
 	// so its white-box curve is drawn only as "unproven".
 	Fig2Sigma1 []float64
 	Fig2MaxOrd int
+
+	// Figure 3: ε at δ = Delta after k compositions of Poisson-subsampled
+	// PTR, k on Fig3Steps. The paper states only δ₀ = 1e-8; q, σ₁, τ (and b)
+	// are Figure 2's setting, with σ₁ = 16 so that σ₂ = τσ₁ = 8 ≥ 4 and
+	// Theorem 4.4 is proven (for α ≤ 25 on the default orders).
+	Fig3Q      float64
+	Fig3Delta0 float64
+	Fig3Sigma1 float64
+	Fig3Tau    float64
+	Fig3Steps  []int
+	// Fig3Splits is the number of slacks δ' = δ·i/(Fig3Splits+1) tried by
+	// the direct curve's strong composition (the best is kept).
+	Fig3Splits int
+	// Figure 5 (appendix B.5): one panel per τ, with σ₁ = Fig5Sigma1[i].
+	// σ₁ = 16 for τ = 2/3 and 1/3 (σ₂ = 10.7 and 5.3); τ = 0.1 needs σ₁ = 40
+	// for σ₂ = 4, else Theorem 4.4 is nowhere proven and the white-box curve
+	// would be the black-box one.
+	Fig5Taus   []float64
+	Fig5Sigma1 []float64
 }
 
 // DefaultSettings returns the parameters used by Generate.
@@ -52,6 +71,14 @@ func DefaultSettings() Settings {
 		Fig2Delta0:  1e-8,
 		Fig2Sigma1:  []float64{16, 4},
 		Fig2MaxOrd:  64,
+		Fig3Q:       0.01,
+		Fig3Delta0:  1e-8,
+		Fig3Sigma1:  16,
+		Fig3Tau:     0.5,
+		Fig3Steps:   stepsGrid(10000, 10),
+		Fig3Splits:  99,
+		Fig5Taus:    []float64{2.0 / 3, 1.0 / 3, 0.1},
+		Fig5Sigma1:  []float64{16, 16, 40},
 	}
 }
 
@@ -83,24 +110,35 @@ func GenerateWith(outDir string, s Settings) ([]string, error) {
 		return nil, fmt.Errorf("privacy figures: %w", err)
 	}
 	var tables []*table
-	t1, err := figure1(s, s.Fig1Tau, "fig1", "Figure 1")
-	if err != nil {
+	add := func(t *table, err error) error {
+		if err == nil {
+			tables = append(tables, t)
+		}
+		return err
+	}
+	if err := add(figure1(s, s.Fig1Tau, "fig1", "Figure 1")); err != nil {
 		return nil, err
 	}
-	tables = append(tables, t1)
 	for _, sig := range s.Fig2Sigma1 {
-		t2, err := figure2(s, sig)
-		if err != nil {
+		if err := add(figure2(s, sig)); err != nil {
 			return nil, err
 		}
-		tables = append(tables, t2)
+	}
+	if err := add(figure3(s, s.Fig3Sigma1, s.Fig3Tau, "fig3", "Figure 3")); err != nil {
+		return nil, err
 	}
 	for i, tau := range s.Fig4Taus {
-		t4, err := figure1(s, tau, fmt.Sprintf("fig4_%c", 'a'+i), "Figure 4")
-		if err != nil {
+		if err := add(figure1(s, tau, fmt.Sprintf("fig4_%c", 'a'+i), "Figure 4")); err != nil {
 			return nil, err
 		}
-		tables = append(tables, t4)
+	}
+	if len(s.Fig5Sigma1) != len(s.Fig5Taus) {
+		return nil, fmt.Errorf("privacy figures: %d σ₁ for %d τ of Figure 5", len(s.Fig5Sigma1), len(s.Fig5Taus))
+	}
+	for i, tau := range s.Fig5Taus {
+		if err := add(figure3(s, s.Fig5Sigma1[i], tau, fmt.Sprintf("fig5_%c", 'a'+i), "Figure 5")); err != nil {
+			return nil, err
+		}
 	}
 	var paths []string
 	for _, t := range tables {
@@ -114,26 +152,39 @@ func GenerateWith(outDir string, s Settings) ([]string, error) {
 		}
 		paths = append(paths, c, p)
 	}
-	return paths, nil
+	r, err := writeReadme(outDir, tables)
+	if err != nil {
+		return paths, err
+	}
+	return append(paths, r), nil
 }
 
 // rdpColumn and directColumn name Figure 1's curves.
 func rdpColumn(d0 float64) string    { return fmt.Sprintf("RDP(Thm4.3)+BBG delta0=%g", d0) }
 func directColumn(d0 float64) string { return fmt.Sprintf("direct(Thm4.2) delta0=%g", d0) }
+func analyticColumn(d0 float64) string {
+	return fmt.Sprintf("direct(Thm4.2 w/ analytic Gaussian, not in paper) delta0=%g", d0)
+}
 
 // figure1 is ε(δ) of one PTR run against σ₁ for several δ₀: Theorem 4.3's
 // RDP curve converted with Balle et al. (2020) minimised over α ∈ (1, 200],
 // and Theorem 4.2 with the total δ split as δ₀ + (δ − δ₀). Direct points
-// outside Theorem 4.2's conditions (Gaussian part ε_N ≥ 1) are NaN.
+// outside Theorem 4.2's conditions (Gaussian part ε_N ≥ 1) are NaN. A third
+// curve per δ₀ is Theorem 4.2's argument with the analytic Gaussian
+// mechanism (ptrDirectAnalytic; not in the paper, labelled so).
 func figure1(s Settings, tau float64, name, label string) (*table, error) {
 	orders := fig1Orders(s.Fig1MaxOrds)
 	t := &table{
 		name:    name,
 		title:   fmt.Sprintf("%s: PTR, delta=%g, b=%g, tau=%.3g", label, s.Delta, s.B, tau),
-		comment: fmt.Sprintf("%s: epsilon of one PTR run at delta=%g vs sigma1; b=%g tau=%g; RDP curve (Theorem 4.3) converted by BBG20 minimised over alpha in (1, %g]; direct = Theorem 4.2 with delta = delta0 + (delta - delta0), epsilon_Lap = 1/b; empty = outside Theorem 4.2's conditions", label, s.Delta, s.B, tau, s.Fig1MaxOrds),
+		comment: fmt.Sprintf("%s: epsilon of one PTR run at delta=%g vs sigma1; b=%g tau=%g; RDP curve (Theorem 4.3) converted by BBG20 minimised over alpha in (1, %g]; direct = Theorem 4.2 with delta = delta0 + (delta - delta0), epsilon_Lap = 1/b; empty = outside Theorem 4.2's conditions; 'analytic Gaussian' = extra curve, not in the paper: Theorem 4.2's proof with the Gaussian part's epsilon from Balle & Wang 2018 (exact) instead of sqrt(2 log(1.25/delta))/sigma1", label, s.Delta, s.B, tau, s.Fig1MaxOrds),
 		xLabel:  "sigma1 (noise-to-sensitivity ratio)",
 		yLabel:  "epsilon",
 		columns: []string{"sigma1"},
+		styles:  map[string]lineStyle{},
+		// Curves decrease in σ₁: the top right corner is free.
+		legendRight: true,
+		height:      6,
 	}
 	for _, d0 := range s.Fig1Delta0 {
 		if !(d0 < s.Delta) {
@@ -141,8 +192,15 @@ func figure1(s Settings, tau float64, name, label string) (*table, error) {
 		}
 		t.columns = append(t.columns, rdpColumn(d0))
 	}
-	for _, d0 := range s.Fig1Delta0 {
+	// One color per δ₀; solid = RDP, dashed = direct, dotted = analytic.
+	for i, d0 := range s.Fig1Delta0 {
 		t.columns = append(t.columns, directColumn(d0))
+		t.styles[rdpColumn(d0)] = lineStyle{color: i, dashes: 0}
+		t.styles[directColumn(d0)] = lineStyle{color: i, dashes: 1}
+		t.styles[analyticColumn(d0)] = lineStyle{color: i, dashes: 2}
+	}
+	for _, d0 := range s.Fig1Delta0 {
+		t.columns = append(t.columns, analyticColumn(d0))
 	}
 	rdp := make([]float64, len(orders))
 	for _, s1 := range s.Fig1Sigma1 {
@@ -169,6 +227,13 @@ func figure1(s Settings, tau float64, name, label string) (*table, error) {
 			eps, _, err := privacy.PTRDirect(s1, s.B, d0, s.Delta-d0)
 			if err != nil {
 				eps = math.NaN()
+			}
+			row = append(row, eps)
+		}
+		for _, d0 := range s.Fig1Delta0 {
+			eps, err := ptrDirectAnalytic(s1, s.B, d0, s.Delta-d0)
+			if err != nil {
+				return nil, fmt.Errorf("privacy figures: %w", err)
 			}
 			row = append(row, eps)
 		}

@@ -2,6 +2,7 @@ package privacyfigs
 
 import (
 	"encoding/csv"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -65,7 +66,7 @@ func TestGenerate(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := DefaultSettings()
-	want := 2 * (1 + len(s.Fig2Sigma1) + len(s.Fig4Taus))
+	want := 2*(1+len(s.Fig2Sigma1)+1+len(s.Fig4Taus)+len(s.Fig5Taus)) + 1 // + README.md
 	if len(paths) != want {
 		t.Fatalf("%d files, want %d: %v", len(paths), want, paths)
 	}
@@ -108,6 +109,13 @@ func TestGenerate(t *testing.T) {
 			if got := column(t, h, rows, directColumn(d0))[i]; got != de {
 				t.Errorf("fig1 direct σ1=%v δ0=%v: CSV %v, library %v", s1, d0, got, de)
 			}
+			ae, err := ptrDirectAnalytic(s1, s.B, d0, s.Delta-d0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := column(t, h, rows, analyticColumn(d0))[i]; got != ae {
+				t.Errorf("fig1 analytic σ1=%v δ0=%v: CSV %v, computed %v", s1, d0, got, ae)
+			}
 		}
 	}
 	// "The bound is constant across different δ0" (small δ0: Theorem 4.3's
@@ -135,9 +143,48 @@ func TestGenerate(t *testing.T) {
 			t.Errorf("fig1: at δ0=%v RDP-converted ε should beat direct at σ1=%v", last, rows[i][0])
 		}
 	}
+	// The package doc's findings: with Theorem 4.2 as written RDP wins at
+	// every δ0; with the analytic Gaussian the caption's crossing appears
+	// (direct better for δ0 ≪ δ, worse for δ0 close to δ).
+	for i := range rows {
+		r := column(t, h, rows, rdpColumn(s.Fig1Delta0[0]))[i]
+		for _, d0 := range s.Fig1Delta0 {
+			c, a := column(t, h, rows, directColumn(d0))[i], column(t, h, rows, analyticColumn(d0))[i]
+			if !(r < c) {
+				t.Errorf("fig1 σ1=%v δ0=%v: RDP %v not below Theorem 4.2 %v", rows[i][0], d0, r, c)
+			}
+			if !(a < c) {
+				t.Errorf("fig1 σ1=%v δ0=%v: analytic %v not below classic %v", rows[i][0], d0, a, c)
+			}
+			if d0 <= 1e-6 && !(a < r) {
+				t.Errorf("fig1 σ1=%v δ0=%v: analytic direct %v not below RDP %v", rows[i][0], d0, a, r)
+			}
+			if d0 >= 9e-6 && !(a > r) {
+				t.Errorf("fig1 σ1=%v δ0=%v: analytic direct %v not above RDP %v", rows[i][0], d0, a, r)
+			}
+		}
+	}
+	// Figure 4 at τ = 0.1: the RDP-converted ε is above Theorem 4.2's at
+	// every σ1 and δ0 (package doc), and depends on δ0.
+	h4, rows4 := readCSV(t, filepath.Join(dir, "fig4_c.csv"))
+	if s.Fig4Taus[2] != 0.1 {
+		t.Fatalf("Figure 4's third panel is τ = %v", s.Fig4Taus[2])
+	}
+	for _, d0 := range s.Fig1Delta0 {
+		r, c := column(t, h4, rows4, rdpColumn(d0)), column(t, h4, rows4, directColumn(d0))
+		for i := range rows4 {
+			if !(r[i] > c[i]) {
+				t.Errorf("fig4 τ=0.1 σ1=%v δ0=%v: RDP %v not above direct %v", rows4[i][0], d0, r[i], c[i])
+			}
+		}
+	}
+	if a, b := column(t, h4, rows4, rdpColumn(1e-8))[0], column(t, h4, rows4, rdpColumn(9e-6))[0]; !(b > a) {
+		t.Errorf("fig4 τ=0.1: RDP-converted ε does not grow with δ0 (%v, %v)", a, b)
+	}
+
 	// Both decrease with the noise.
 	for _, d0 := range s.Fig1Delta0 {
-		for _, c := range []string{rdpColumn(d0), directColumn(d0)} {
+		for _, c := range []string{rdpColumn(d0), directColumn(d0), analyticColumn(d0)} {
 			v := column(t, h, rows, c)
 			for i := 1; i < len(v); i++ {
 				if !(v[i] < v[i-1]) {
@@ -181,6 +228,13 @@ func TestGenerate(t *testing.T) {
 	}
 	if proven != 24 {
 		t.Errorf("fig2: %d proven orders, want 24 (α = 2…25)", proven)
+	}
+
+	// Figures 3 and 5.
+	t.Run("fig3", func(t *testing.T) { checkComposition(t, dir, "fig3", s, s.Fig3Sigma1, s.Fig3Tau) })
+	for i, tau := range s.Fig5Taus {
+		name := fmt.Sprintf("fig5_%c", 'a'+i)
+		t.Run(name, func(t *testing.T) { checkComposition(t, dir, name, s, s.Fig5Sigma1[i], tau) })
 	}
 	// The brief's σ1 = 4 setting is entirely outside the conditions.
 	h, rows = readCSV(t, filepath.Join(dir, "fig2_sigma1_4.csv"))
