@@ -1,0 +1,409 @@
+package pdpsgd
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+
+	"privtrain/privacy"
+)
+
+// MinRemaining is the remaining budget below which an example counts as
+// exhausted: it is no longer eligible and never sampled again.
+const MinRemaining = 1e-9
+
+// Ledger is the per-example privacy ledger of a personalized run: each
+// example's budget (ε_i, δ_i) and what every round spent of it. Examples
+// with the same budget share one class and one RDP accountant (see the
+// package documentation for the accounting argument).
+//
+// A round is first planned (Plan), then trained with the per-example rates
+// of SampleRates, then charged (Charge). Charge refuses, without changing
+// the ledger, a round after which some example's ε would exceed its budget.
+//
+// A Ledger is not safe for concurrent use.
+type Ledger struct {
+	conv    privacy.Conversion
+	class   []int // example → class
+	classes []*class
+	rounds  []Round
+}
+
+type class struct {
+	budget Budget
+	count  int
+	acct   *privacy.Accountant
+	spent  float64   // ε at budget.Delta of acct (0 before any step)
+	order  float64   // Rényi order attaining spent
+	rounds []float64 // ε increments per charged round
+}
+
+// Round is the plan of one round and, once charged, what it spent.
+type Round struct {
+	// Index is the 0-based round number.
+	Index int `json:"index"`
+	// Tau is the threshold τ_R, Sigma the noise multiplier σ_R, Q the base
+	// sampling rate q (example i's per-step rate is Q·Rates[class(i)]) and
+	// Steps the number of DP-SGD steps.
+	Tau   float64 `json:"tau"`
+	Sigma float64 `json:"sigma"`
+	Q     float64 `json:"q"`
+	Steps int     `json:"steps"`
+	// Rates holds π per class (0 for an exhausted class), Caps the ε each
+	// class may have spent in total after the round.
+	Rates []float64 `json:"rates"`
+	Caps  []float64 `json:"caps"`
+	// Eligible is the number of examples with budget left, Participants
+	// the expected number of examples sampled in the round, Σ_i π_i (the
+	// |D_R| of Algorithms 1 and 2).
+	Eligible     int     `json:"eligible"`
+	Participants float64 `json:"participants"`
+	// Loss is the threshold loss at Tau.
+	Loss float64 `json:"loss"`
+}
+
+// NewLedger starts a ledger for the given budgets under conversion c (""
+// means privacy.ConversionBBG).
+func NewLedger(budgets []Budget, c privacy.Conversion) (*Ledger, error) {
+	if c == "" {
+		c = privacy.ConversionBBG
+	}
+	if err := c.Validate(); err != nil {
+		return nil, fmt.Errorf("ledger: %w", err)
+	}
+	if len(budgets) == 0 {
+		return nil, errors.New("ledger: no budgets")
+	}
+	l := &Ledger{conv: c, class: make([]int, len(budgets))}
+	index := map[Budget]int{}
+	for i, b := range budgets {
+		if err := checkBudget(b); err != nil {
+			return nil, fmt.Errorf("ledger: example %d: %w", i, err)
+		}
+		k, ok := index[b]
+		if !ok {
+			acct, err := privacy.NewAccountant(nil)
+			if err != nil {
+				return nil, fmt.Errorf("ledger: %w", err)
+			}
+			k = len(l.classes)
+			index[b] = k
+			l.classes = append(l.classes, &class{budget: b, acct: acct})
+		}
+		l.class[i] = k
+		l.classes[k].count++
+	}
+	return l, nil
+}
+
+// Len returns the number of examples.
+func (l *Ledger) Len() int { return len(l.class) }
+
+// Rounds returns the charged rounds.
+func (l *Ledger) Rounds() []Round { return append([]Round(nil), l.rounds...) }
+
+// Budget returns example i's budget.
+func (l *Ledger) Budget(i int) Budget { return l.classes[l.class[i]].budget }
+
+// Spent returns the ε example i has spent so far (at its δ_i).
+func (l *Ledger) Spent(i int) float64 { return l.classes[l.class[i]].spent }
+
+// SpentInRound returns the part of example i's ε charged in round r: the
+// increase of its composed ε over the round (the increments sum to Spent).
+func (l *Ledger) SpentInRound(i, r int) float64 { return l.classes[l.class[i]].rounds[r] }
+
+// Remaining returns example i's unspent budget ε_i − spent_i.
+func (l *Ledger) Remaining(i int) float64 {
+	c := l.classes[l.class[i]]
+	return math.Max(c.budget.Epsilon-c.spent, 0)
+}
+
+func (c *class) remaining() float64 { return math.Max(c.budget.Epsilon-c.spent, 0) }
+
+// PlanRequest configures one round.
+type PlanRequest struct {
+	// Q is the base Poisson rate (batch/N); Steps the number of steps (with
+	// a fixed Sigma: the most steps).
+	Q     float64
+	Steps int
+	// Loss picks τ among the remaining budgets (Threshold).
+	Loss Loss
+	// MinThreshold sets τ to the smallest remaining budget, so every
+	// eligible example has π = 1 (plain DP-SGD at min ε_i).
+	MinThreshold bool
+	// Sigma > 0 fixes the noise multiplier; the round then runs as many
+	// steps (≤ Steps) as keep every class within its cap (AdaPDP's loop,
+	// Algorithm 2). Sigma = 0 calibrates σ for exactly Steps steps.
+	Sigma float64
+}
+
+// Plan chooses the next round: τ_R from the remaining budgets of eligible
+// examples, π per class (Definition 4.1), the cap of each class
+// (spent + min(remaining, τ_R): the ε_{i,R} of Theorem 4.5's proof), and σ_R
+// = the largest over eligible classes of the σ that keeps that class within
+// its cap given its history (Algorithm 4 with the class's own accountant as
+// the history h and its own rate q·π). With every cap met, no example can
+// exceed its budget. Plan fails when no example has budget left.
+func (l *Ledger) Plan(req PlanRequest) (Round, error) {
+	if !(req.Q > 0 && req.Q <= 1) {
+		return Round{}, fmt.Errorf("ledger plan: sampling rate q must be in (0, 1], got %v", req.Q)
+	}
+	if req.Steps < 1 {
+		return Round{}, fmt.Errorf("ledger plan: steps must be ≥ 1, got %d", req.Steps)
+	}
+	if req.Sigma < 0 || math.IsNaN(req.Sigma) || math.IsInf(req.Sigma, 0) {
+		return Round{}, fmt.Errorf("ledger plan: σ must be finite and ≥ 0, got %v", req.Sigma)
+	}
+	r := Round{Index: len(l.rounds), Q: req.Q, Steps: req.Steps,
+		Rates: make([]float64, len(l.classes)), Caps: make([]float64, len(l.classes))}
+	var values, counts []float64
+	for _, c := range l.classes {
+		if rem := c.remaining(); rem > MinRemaining {
+			values = append(values, rem)
+			counts = append(counts, float64(c.count))
+			r.Eligible += c.count
+		}
+	}
+	if r.Eligible == 0 {
+		return Round{}, ErrExhausted
+	}
+	if req.MinThreshold {
+		r.Tau = values[0]
+		for _, v := range values {
+			r.Tau = math.Min(r.Tau, v)
+		}
+		r.Loss = req.Loss.Value(values, counts, r.Tau)
+	} else {
+		var err error
+		if r.Tau, r.Loss, err = req.Loss.Threshold(values, counts); err != nil {
+			return Round{}, fmt.Errorf("ledger plan: %w", err)
+		}
+	}
+	for k, c := range l.classes {
+		if rem := c.remaining(); rem > MinRemaining {
+			r.Rates[k] = Rate(rem, r.Tau)
+			r.Caps[k] = c.spent + math.Min(rem, r.Tau)
+			r.Participants += float64(c.count) * r.Rates[k]
+		} else {
+			r.Caps[k] = c.spent
+		}
+	}
+	var err error
+	if req.Sigma > 0 {
+		r.Sigma = req.Sigma
+		r.Steps, err = l.stepsThatFit(r)
+	} else {
+		r.Sigma, err = l.calibrate(r)
+	}
+	if err != nil {
+		return Round{}, err
+	}
+	return r, nil
+}
+
+// ErrExhausted reports that no example has budget left.
+var ErrExhausted = errors.New("ledger: every example's budget is spent")
+
+// mechanism is the per-step mechanism for a class sampled at rate q·π.
+func mechanism(sigma, q, pi float64) privacy.Mechanism {
+	return privacy.PoissonSubsampled{Base: privacy.Gaussian{Sigma: sigma}, Q: q * pi}
+}
+
+// after returns the class's ε after steps more steps at (σ, q·π).
+func (l *Ledger) after(c *class, sigma, q, pi float64, steps int) (privacy.EpsilonResult, *privacy.Accountant, error) {
+	a := c.acct.Clone()
+	if err := a.Compose(mechanism(sigma, q, pi), steps); err != nil {
+		return privacy.EpsilonResult{}, nil, err
+	}
+	res, err := a.Epsilon(c.budget.Delta, l.conv)
+	return res, a, err
+}
+
+// calibrate returns the smallest σ (to privacy.CalibrationTolerance) meeting
+// every eligible class's cap after r.Steps steps.
+func (l *Ledger) calibrate(r Round) (float64, error) {
+	var sigma float64
+	for k, c := range l.classes {
+		if r.Rates[k] == 0 {
+			continue
+		}
+		s, err := privacy.CalibrateSigma(privacy.CalibrationRequest{
+			TargetEpsilon: r.Caps[k], Delta: c.budget.Delta, Q: r.Q * r.Rates[k], Steps: r.Steps,
+			Conversion: l.conv, Prior: c.acct,
+		})
+		if err != nil {
+			return 0, fmt.Errorf("ledger plan: class ε = %v: %w", c.budget.Epsilon, err)
+		}
+		sigma = math.Max(sigma, s)
+	}
+	// The calibrator sums the prior and the new steps in its own order; make
+	// sure the accountant's own sum meets every cap too (a last-bit
+	// difference moves σ by at most a few tolerances).
+	for try := 0; ; try++ {
+		ok, err := l.fits(r, sigma, r.Steps)
+		if err != nil {
+			return 0, fmt.Errorf("ledger plan: %w", err)
+		}
+		if ok {
+			return sigma, nil
+		}
+		if try == 100 {
+			return 0, fmt.Errorf("ledger plan: calibrated σ = %v does not meet the caps", sigma)
+		}
+		sigma += privacy.CalibrationTolerance
+	}
+}
+
+// fits reports whether every eligible class stays within its cap after
+// steps steps at σ.
+func (l *Ledger) fits(r Round, sigma float64, steps int) (bool, error) {
+	for k, c := range l.classes {
+		if r.Rates[k] == 0 {
+			continue
+		}
+		res, _, err := l.after(c, sigma, r.Q, r.Rates[k], steps)
+		if err != nil {
+			return false, err
+		}
+		if res.Epsilon > r.Caps[k] {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// stepsThatFit returns the largest n ≤ r.Steps such that n steps at r.Sigma
+// keep every class within its cap (0 if not even one step fits).
+func (l *Ledger) stepsThatFit(r Round) (int, error) {
+	n := sort.Search(r.Steps, func(k int) bool {
+		ok, err := l.fits(r, r.Sigma, k+1)
+		return err != nil || !ok
+	})
+	// Re-check the answer (sort.Search treats errors as "does not fit").
+	if n > 0 {
+		ok, err := l.fits(r, r.Sigma, n)
+		if err != nil {
+			return 0, fmt.Errorf("ledger plan: %w", err)
+		}
+		if !ok {
+			return 0, fmt.Errorf("ledger plan: %d steps at σ = %v do not fit", n, r.Sigma)
+		}
+	}
+	return n, nil
+}
+
+// SampleRates returns the per-example, per-step Poisson rates q·π_i of
+// round r (0 for exhausted examples).
+func (l *Ledger) SampleRates(r Round) ([]float64, error) {
+	if len(r.Rates) != len(l.classes) {
+		return nil, fmt.Errorf("ledger: round has %d class rates, ledger %d classes", len(r.Rates), len(l.classes))
+	}
+	out := make([]float64, len(l.class))
+	for i, k := range l.class {
+		out[i] = r.Q * r.Rates[k]
+	}
+	return out, nil
+}
+
+// Charge records round r, which must be the next round: every class with
+// π > 0 composes r.Steps Poisson-subsampled Gaussian steps at (σ, q·π). It
+// fails, leaving the ledger unchanged, if the round's number is wrong or
+// some class would exceed its cap or its budget — the loud failure that
+// stops a run before it claims a guarantee it does not have.
+func (l *Ledger) Charge(r Round) error {
+	if r.Index != len(l.rounds) {
+		return fmt.Errorf("ledger: charging round %d, but %d rounds are recorded (a round is charged exactly once)", r.Index, len(l.rounds))
+	}
+	if len(r.Rates) != len(l.classes) || len(r.Caps) != len(l.classes) {
+		return fmt.Errorf("ledger: round %d has %d rates and %d caps for %d classes", r.Index, len(r.Rates), len(r.Caps), len(l.classes))
+	}
+	type update struct {
+		acct  *privacy.Accountant
+		res   privacy.EpsilonResult
+		delta float64
+	}
+	ups := make([]*update, len(l.classes))
+	for k, c := range l.classes {
+		pi := r.Rates[k]
+		if pi == 0 || r.Steps == 0 {
+			continue
+		}
+		if !(pi > 0 && pi <= 1) {
+			return fmt.Errorf("ledger: round %d: rate π = %v of class ε = %v outside [0, 1]", r.Index, pi, c.budget.Epsilon)
+		}
+		if c.remaining() <= MinRemaining {
+			return fmt.Errorf("ledger: round %d samples the exhausted class ε = %v", r.Index, c.budget.Epsilon)
+		}
+		res, a, err := l.after(c, r.Sigma, r.Q, pi, r.Steps)
+		if err != nil {
+			return fmt.Errorf("ledger: round %d: %w", r.Index, err)
+		}
+		if res.Epsilon > c.budget.Epsilon {
+			return fmt.Errorf("ledger: round %d would spend ε = %v of the %d examples with budget ε = %v: OVERSPEND, refused", r.Index, res.Epsilon, c.count, c.budget.Epsilon)
+		}
+		if res.Epsilon > r.Caps[k] {
+			return fmt.Errorf("ledger: round %d would spend ε = %v of class ε = %v, above its round cap %v: refused", r.Index, res.Epsilon, c.budget.Epsilon, r.Caps[k])
+		}
+		ups[k] = &update{acct: a, res: res, delta: res.Epsilon - c.spent}
+	}
+	for k, c := range l.classes {
+		inc := 0.0
+		if u := ups[k]; u != nil {
+			c.acct, c.spent, c.order, inc = u.acct, u.res.Epsilon, u.res.Order, u.delta
+		}
+		c.rounds = append(c.rounds, inc)
+	}
+	l.rounds = append(l.rounds, r)
+	return nil
+}
+
+// Check recomputes every class's ε from its accountant and fails loudly if
+// it differs from the recorded one, if the per-round charges do not add up
+// to it, or if any example's spent ε exceeds its budget ε_i.
+func (l *Ledger) Check() error {
+	var errs []error
+	for _, c := range l.classes {
+		res, err := c.acct.Epsilon(c.budget.Delta, l.conv)
+		if err != nil {
+			return fmt.Errorf("ledger check: %w", err)
+		}
+		if res.Epsilon != c.spent {
+			errs = append(errs, fmt.Errorf("class ε = %v: recorded spend %v, accountant says %v", c.budget.Epsilon, c.spent, res.Epsilon))
+		}
+		var sum float64
+		for _, v := range c.rounds {
+			sum += v
+		}
+		if math.Abs(sum-res.Epsilon) > 1e-9*math.Max(1, res.Epsilon) {
+			errs = append(errs, fmt.Errorf("class ε = %v: round charges add up to %v, accountant says %v", c.budget.Epsilon, sum, res.Epsilon))
+		}
+		if len(c.rounds) != len(l.rounds) {
+			errs = append(errs, fmt.Errorf("class ε = %v: %d round charges for %d rounds", c.budget.Epsilon, len(c.rounds), len(l.rounds)))
+		}
+	}
+	for i, k := range l.class {
+		c := l.classes[k]
+		if c.spent > c.budget.Epsilon {
+			errs = append(errs, fmt.Errorf("example %d spent ε = %v > its budget %v: OVERSPEND", i, c.spent, c.budget.Epsilon))
+			break
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("ledger check failed: %w", errors.Join(errs...))
+	}
+	return nil
+}
+
+// SameBudgets reports whether the ledger was made for these budgets.
+func (l *Ledger) SameBudgets(b []Budget) bool {
+	if len(b) != len(l.class) {
+		return false
+	}
+	for i := range b {
+		if b[i] != l.Budget(i) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,166 @@
+package pdpsgd
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+
+	"privtrain/privacy"
+)
+
+// ledgerJSON is the serialized Ledger (version 1).
+type ledgerJSON struct {
+	Version    int                `json:"version"`
+	Conversion privacy.Conversion `json:"conversion"`
+	Classes    []classJSON        `json:"classes"`
+	// Class maps each example to its class.
+	Class  []int   `json:"class"`
+	Rounds []Round `json:"rounds"`
+}
+
+type classJSON struct {
+	Budget     Budget              `json:"budget"`
+	Count      int                 `json:"count"`
+	Spent      float64             `json:"spent"`
+	Rounds     []float64           `json:"rounds"`
+	Accountant *privacy.Accountant `json:"accountant"`
+}
+
+// MarshalJSON writes the budgets, every class's accountant history and the
+// charged rounds.
+func (l *Ledger) MarshalJSON() ([]byte, error) {
+	out := ledgerJSON{Version: 1, Conversion: l.conv, Class: l.class, Rounds: l.rounds}
+	for _, c := range l.classes {
+		out.Classes = append(out.Classes, classJSON{Budget: c.budget, Count: c.count, Spent: c.spent, Rounds: c.rounds, Accountant: c.acct})
+	}
+	return json.Marshal(out)
+}
+
+// UnmarshalJSON restores a ledger written by MarshalJSON and runs Check on
+// it, so a tampered or inconsistent ledger is refused.
+func (l *Ledger) UnmarshalJSON(data []byte) error {
+	var in ledgerJSON
+	if err := json.Unmarshal(data, &in); err != nil {
+		return fmt.Errorf("ledger: %w", err)
+	}
+	if in.Version != 1 {
+		return fmt.Errorf("ledger: version %d, this code reads 1", in.Version)
+	}
+	if err := in.Conversion.Validate(); err != nil {
+		return fmt.Errorf("ledger: %w", err)
+	}
+	nl := Ledger{conv: in.Conversion, class: in.Class, rounds: in.Rounds}
+	counts := make([]int, len(in.Classes))
+	for i, k := range in.Class {
+		if k < 0 || k >= len(in.Classes) {
+			return fmt.Errorf("ledger: example %d has class %d of %d", i, k, len(in.Classes))
+		}
+		counts[k]++
+	}
+	for k, c := range in.Classes {
+		if err := checkBudget(c.Budget); err != nil {
+			return fmt.Errorf("ledger: class %d: %w", k, err)
+		}
+		if c.Accountant == nil {
+			return fmt.Errorf("ledger: class %d has no accountant", k)
+		}
+		if c.Count != counts[k] {
+			return fmt.Errorf("ledger: class %d claims %d examples, has %d", k, c.Count, counts[k])
+		}
+		nl.classes = append(nl.classes, &class{budget: c.Budget, count: c.Count, acct: c.Accountant, spent: c.Spent, rounds: c.Rounds})
+	}
+	for _, c := range nl.classes {
+		res, err := c.acct.Epsilon(c.budget.Delta, nl.conv)
+		if err != nil {
+			return fmt.Errorf("ledger: %w", err)
+		}
+		c.order = res.Order
+	}
+	if err := nl.Check(); err != nil {
+		return err
+	}
+	*l = nl
+	return nil
+}
+
+// WriteCSV writes the per-example ledger: index, budget ε_i and δ_i, the ε
+// charged in each round, the total spent and the remaining budget.
+func (l *Ledger) WriteCSV(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	bw.WriteString("index,epsilon,delta")
+	for r := range l.rounds {
+		fmt.Fprintf(bw, ",round_%d", r+1)
+	}
+	bw.WriteString(",spent,remaining\n")
+	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	// Rows of a class are identical apart from the index.
+	rows := make([]string, len(l.classes))
+	for k, c := range l.classes {
+		s := "," + f(c.budget.Epsilon) + "," + f(c.budget.Delta)
+		for _, v := range c.rounds {
+			s += "," + f(v)
+		}
+		rows[k] = s + "," + f(c.spent) + "," + f(c.remaining()) + "\n"
+	}
+	for i, k := range l.class {
+		bw.WriteString(strconv.Itoa(i))
+		bw.WriteString(rows[k])
+	}
+	return bw.Flush()
+}
+
+// Guarantee is the (Φ, Δ)-personalized DP guarantee a ledger certifies
+// (Definition 2.3): every example i is (Spent_i, δ_i)-DP, hence
+// (ε_i, δ_i)-DP for its budget ε_i ≥ Spent_i.
+type Guarantee struct {
+	Examples int `json:"examples"`
+	Rounds   int `json:"rounds"`
+	// BudgetMin/Max bound Φ; SpentMin/Max the ε actually spent.
+	BudgetMin float64 `json:"budget_min"`
+	BudgetMax float64 `json:"budget_max"`
+	SpentMin  float64 `json:"spent_min"`
+	SpentMax  float64 `json:"spent_max"`
+	// MinSlack is min_i (ε_i − spent_i) ≥ 0; MeanUse the mean of
+	// spent_i/ε_i (how much of the budgets the run used).
+	MinSlack float64 `json:"min_slack"`
+	MeanUse  float64 `json:"mean_use"`
+	// DeltaMax is max δ_i: Δ = {δ_i} by individual RDP composition.
+	DeltaMax float64 `json:"delta_max"`
+	// Theorem45Delta is R_max·max δ_i, the Δ Theorem 4.5 states for the
+	// paper's ε-level composition over R_max rounds (weaker than DeltaMax,
+	// and implied by it).
+	Theorem45Delta float64 `json:"theorem_4_5_delta"`
+	// WorstOrder is the Rényi order at which the example with the largest
+	// spend attains it.
+	WorstOrder float64            `json:"worst_order"`
+	Conversion privacy.Conversion `json:"conversion"`
+	Statement  string             `json:"statement"`
+}
+
+// Guarantee summarises the ledger after Check.
+func (l *Ledger) Guarantee() (Guarantee, error) {
+	if err := l.Check(); err != nil {
+		return Guarantee{}, err
+	}
+	g := Guarantee{Examples: len(l.class), Rounds: len(l.rounds), Conversion: l.conv,
+		BudgetMin: math.Inf(1), SpentMin: math.Inf(1), MinSlack: math.Inf(1)}
+	for _, c := range l.classes {
+		b := c.budget
+		g.BudgetMin, g.BudgetMax = math.Min(g.BudgetMin, b.Epsilon), math.Max(g.BudgetMax, b.Epsilon)
+		g.SpentMin = math.Min(g.SpentMin, c.spent)
+		if c.spent >= g.SpentMax {
+			g.SpentMax, g.WorstOrder = c.spent, c.order
+		}
+		g.MinSlack = math.Min(g.MinSlack, b.Epsilon-c.spent)
+		g.MeanUse += float64(c.count) * c.spent / b.Epsilon
+		g.DeltaMax = math.Max(g.DeltaMax, b.Delta)
+	}
+	g.MeanUse /= float64(len(l.class))
+	g.Theorem45Delta = float64(max(len(l.rounds), 1)) * g.DeltaMax
+	g.Statement = fmt.Sprintf("(Φ, Δ)-PDP with Φ = the per-example budgets ε_i ∈ [%.4g, %.4g] (spent ε ∈ [%.4g, %.4g], every spent ε_i ≤ its budget) and Δ = {δ_i} ≤ %g, by individual RDP composition over %d rounds (Theorem 4.8); Theorem 4.5's Δ = R_max·δ = %g also holds",
+		g.BudgetMin, g.BudgetMax, g.SpentMin, g.SpentMax, g.DeltaMax, g.Rounds, g.Theorem45Delta)
+	return g, nil
+}
