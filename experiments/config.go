@@ -68,6 +68,9 @@ type TrainConfig struct {
 	Corruption      string  `json:"corruption,omitempty" yaml:"corruption,omitempty"`
 	CorruptionRatio float64 `json:"corruption_ratio,omitempty" yaml:"corruption_ratio,omitempty"`
 
+	// PDP configures the personalized-DP methods (pdp-*).
+	PDP PDPConfig `json:"pdp,omitempty" yaml:"pdp,omitempty"`
+
 	Seed            uint64 `json:"seed" yaml:"seed"`
 	Out             string `json:"out" yaml:"out"`
 	CheckpointEvery int    `json:"checkpoint_every,omitempty" yaml:"checkpoint_every,omitempty"`
@@ -76,19 +79,22 @@ type TrainConfig struct {
 
 // Methods lists the training methods.
 func Methods() []string {
-	return []string{"nonprivate", "dpsgd", "tsgd-gaussian", "tsgd-ptr", "nonprivate-robust"}
+	return append([]string{"nonprivate", "dpsgd", "tsgd-gaussian", "tsgd-ptr", "nonprivate-robust"}, pdpMethods()...)
 }
 
-// DefaultConfig is the default job: TSGD+PTR on real MNIST with the
-// TF-Privacy CNN and 10% label corruption, with the PTR paper's MNIST
-// hyper-parameters, sized to finish in about ten minutes on two cores.
+// DefaultConfig is the default job (`trainer` with no arguments): TSGD+PTR
+// on real MNIST with the TF-Privacy CNN, 10% of the training labels flipped,
+// the PTR paper's MNIST hyper-parameters (preset ptr-mnist, dynamic F) and a
+// privacy budget of (ε, δ) = (3, 1e-5), which sets the training length.
 func DefaultConfig() TrainConfig {
 	c := TrainConfig{
-		Dataset: "mnist", Model: "tfp-cnn", Method: "dpsgd",
-		BatchSize: 256, LR: 0.15, Sigma: 1.1, ClipNorm: 1, Delta: 1e-5,
-		Epochs: 5, Conversion: "bbg", Bound: "auto",
-		Seed: 1, Out: "runs/default", CheckpointEvery: 200,
+		Method: "tsgd-ptr", Conversion: "bbg", Bound: "auto",
+		TargetEpsilon: 3, DynamicF: true,
+		Corruption: "label-flip", CorruptionRatio: 0.1,
+		Seed: 1, Out: "runs/default", CheckpointEvery: 500,
 	}
+	Presets()["ptr-mnist"](&c)
+	c.Preset = "ptr-mnist"
 	return c
 }
 
@@ -176,6 +182,9 @@ func (c *TrainConfig) Validate() error {
 	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 	if !contains(Methods(), c.Method) {
 		return bad("unknown method %q (known: %s)", c.Method, strings.Join(Methods(), ", "))
+	}
+	if contains(pdpMethods(), c.Method) {
+		return c.validatePDP()
 	}
 	if c.Dataset == "" || c.Model == "" {
 		return bad("dataset and model are required")

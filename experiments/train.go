@@ -86,6 +86,9 @@ func Train(ctx context.Context, cfg TrainConfig, opt Options) (*Summary, error) 
 	if cfg.Out == "" {
 		return nil, errors.New("invalid configuration: an output directory is required")
 	}
+	if contains(pdpMethods(), cfg.Method) {
+		return trainPDP(ctx, cfg, opt)
+	}
 	ck, err := prepareRunDir(&cfg, opt.Resume)
 	if err != nil {
 		return nil, err

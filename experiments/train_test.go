@@ -17,6 +17,7 @@ import (
 func shortRun(t *testing.T, out string) TrainConfig {
 	c := DefaultConfig()
 	c.Method, c.Model, c.Dataset = "dpsgd", "tfp-cnn", "mnist"
+	c.Corruption, c.CorruptionRatio, c.TargetEpsilon, c.DynamicF = "", 0, 0, false
 	c.BatchSize, c.Sigma, c.ClipNorm, c.LR = 128, 1.1, 1, 0.15
 	c.Epochs, c.Steps = 0, 12
 	c.CheckpointEvery = 5

@@ -252,11 +252,9 @@ func (t *Trainer) Step(step int) (StepResult, error) {
 	case rep.Branch == "-" && t.cfg.LRPass > 0:
 		lr = t.cfg.LRPass
 	}
-	denom := t.cfg.Sampler.ExpectedBatchSize()
-	if t.cfg.Accountant == nil && m > 0 {
-		denom = float64(m) // non-private: the actual mean
-	}
-	scale := float32(lr / denom)
+	// The released sum is divided by the expected batch size, never by the
+	// actual (private) one (Opacus' convention for Poisson sampling).
+	scale := float32(lr / t.cfg.Sampler.ExpectedBatchSize())
 	for j := range t.out {
 		t.out[j] *= scale
 	}

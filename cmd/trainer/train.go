@@ -35,7 +35,7 @@ func runTrain(args []string, stdout, stderr io.Writer) int {
 		sum.Method, sum.Dataset, sum.Model, sum.Steps, sum.StoppedBy, sum.ExamplesPerSecond)
 	fmt.Fprintf(stdout, "test accuracy: %.2f%%\n", 100*sum.TestAccuracy)
 	if sum.Delta > 0 {
-		fmt.Fprintf(stdout, "privacy: (ε, δ) = (%.4g, %g) at Rényi order %g (%s conversion; bound there: %s; all bounds used: %s)\n",
+		fmt.Fprintf(stdout, "privacy: (ε, δ) = (%.4f, %g) at Rényi order %g (%s conversion; bound there: %s; all bounds used: %s)\n",
 			sum.Epsilon, sum.Delta, sum.Order, sum.Conversion, strings.Join(sum.BoundAtOrder, ", "), strings.Join(sum.Bounds, ", "))
 		if sum.Unproven {
 			fmt.Fprintln(stdout, "WARNING: --allow-unproven was set and some orders used a bound outside its proven conditions")
@@ -80,7 +80,7 @@ func parseTrainFlags(args []string, stderr io.Writer) (experiments.TrainConfig, 
 	fs.SetOutput(stderr)
 	fs.String("preset", *preset, "hyper-parameter preset: ptr-mnist, ptr-emnist, ptr-cifar10")
 	fs.String("config", *config, "JSON or YAML config file (flags override it)")
-	fs.StringVar(&cfg.Method, "method", cfg.Method, "nonprivate | dpsgd | tsgd-gaussian | tsgd-ptr | nonprivate-robust")
+	fs.StringVar(&cfg.Method, "method", cfg.Method, "nonprivate | dpsgd | tsgd-gaussian | tsgd-ptr | nonprivate-robust | pdp-sgd | pdp-sampling | pdp-adapdp | pdp-dpsgd")
 	fs.StringVar(&cfg.Rule, "rule", cfg.Rule, "aggregation rule for nonprivate-robust (coord-median, coord-trimmed-mean, krum, multi-krum, geomed, centered-clip, tsum)")
 	fs.StringVar(&cfg.Dataset, "dataset", cfg.Dataset, "mnist | fashion-mnist | emnist-letters | emnist-balanced | cifar10")
 	fs.StringVar(&cfg.DataDir, "data-dir", cfg.DataDir, "data directory (default $PRIVTRAIN_DATA; MNIST needs none)")
@@ -113,6 +113,7 @@ func parseTrainFlags(args []string, stderr io.Writer) (experiments.TrainConfig, 
 	fs.StringVar(&cfg.Out, "out", cfg.Out, "run directory")
 	fs.IntVar(&cfg.CheckpointEvery, "checkpoint-every", cfg.CheckpointEvery, "checkpoint every N steps (0: only at the end)")
 	fs.IntVar(&cfg.EvalEvery, "eval-every", cfg.EvalEvery, "evaluate test accuracy every N steps (0: only at the end)")
+	addPDPFlags(fs, &cfg.PDP)
 	resume := fs.Bool("resume", false, "continue the run in --out from its checkpoint")
 	if err := fs.Parse(args); err != nil {
 		return cfg, false, err
