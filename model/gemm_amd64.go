@@ -11,3 +11,10 @@ func hasAVX2FMA() bool
 //
 //go:noescape
 func kern4x16(k int, a *float32, ai, al int, b *float32, ldb int, c *float32, ldc int)
+
+// poolMaxAVX2 computes one output position of max-pooling for c channels
+// (a multiple of 8): y[j] and arg[j] are the value and index of the first
+// maximum of x[first+j] and x[first+off+j] for off in offs[:noffs].
+//
+//go:noescape
+func poolMaxAVX2(x *float32, first int, offs *int, noffs int, c int, y *float32, arg *int32)

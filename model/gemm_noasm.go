@@ -7,3 +7,7 @@ func hasAVX2FMA() bool { return false }
 func kern4x16(k int, a *float32, ai, al int, b *float32, ldb int, c *float32, ldc int) {
 	panic("model: kern4x16 without assembly support")
 }
+
+func poolMaxAVX2(x *float32, first int, offs *int, noffs int, c int, y *float32, arg *int32) {
+	panic("model: poolMaxAVX2 without assembly support")
+}

@@ -20,8 +20,32 @@ func (g *poolGeom) outSize() int { return g.c * g.outH * g.outW }
 //
 // offs are the window offsets from windowOffsets.
 func (g *poolGeom) forward(in []float32, n int, out []float32, arg []int32, offs []int) {
+	g.forwardWith(useAVX2, in, n, out, arg, offs)
+}
+
+// forwardWith is forward, with the AVX2 kernel if fast is set and the
+// channel count suits it (the two agree except on NaNs).
+func (g *poolGeom) forwardWith(fast bool, in []float32, n int, out []float32, arg []int32, offs []int) {
 	isz, osz := g.inSize(), g.outSize()
 	C := g.c
+	if fast && C%8 == 0 && len(offs) > 0 {
+		for e := 0; e < n; e++ {
+			x := in[e*isz : (e+1)*isz]
+			y := out[e*osz : (e+1)*osz]
+			a := arg[e*osz : (e+1)*osz]
+			// The last window's last element must lie inside x.
+			_ = x[((g.outH-1)*g.stride*g.inW+(g.outW-1)*g.stride)*C+offs[len(offs)-1]+C-1]
+			o := 0
+			for oh := 0; oh < g.outH; oh++ {
+				for ow := 0; ow < g.outW; ow++ {
+					base := (oh*g.stride*g.inW + ow*g.stride) * C
+					poolMaxAVX2(&x[0], base, &offs[0], len(offs), C, &y[o], &a[o])
+					o += C
+				}
+			}
+		}
+		return
+	}
 	for e := 0; e < n; e++ {
 		x := in[e*isz : (e+1)*isz]
 		y := out[e*osz : (e+1)*osz]

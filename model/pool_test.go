@@ -50,3 +50,34 @@ func BenchmarkPoolForward(b *testing.B) {
 		g.forward(in, n, out, arg, offs)
 	}
 }
+
+// TestPoolAVX2 checks the assembly kernel against the Go loop on data with
+// many ties and negative values.
+func TestPoolAVX2(t *testing.T) {
+	if !useAVX2 {
+		t.Skip("no AVX2/FMA")
+	}
+	rng := rand.New(rand.NewPCG(3, 3))
+	for _, g := range []*poolGeom{
+		{c: 16, inH: 14, inW: 14, k: 2, stride: 1, outH: 13, outW: 13},
+		{c: 32, inH: 5, inW: 5, k: 2, stride: 1, outH: 4, outW: 4},
+		{c: 8, inH: 10, inW: 10, k: 2, stride: 2, outH: 5, outW: 5},
+		{c: 24, inH: 7, inW: 9, k: 3, stride: 2, outH: 3, outW: 4},
+	} {
+		n := 3
+		in := make([]float32, n*g.inSize())
+		for i := range in {
+			in[i] = float32(rng.IntN(7) - 3) // ties and negatives
+		}
+		offs := g.windowOffsets()
+		y1, y2 := make([]float32, n*g.outSize()), make([]float32, n*g.outSize())
+		a1, a2 := make([]int32, n*g.outSize()), make([]int32, n*g.outSize())
+		g.forwardWith(false, in, n, y1, a1, offs)
+		g.forwardWith(true, in, n, y2, a2, offs)
+		for i := range y1 {
+			if y1[i] != y2[i] || a1[i] != a2[i] {
+				t.Fatalf("%+v: output %d: Go (%v at %d), AVX2 (%v at %d)", *g, i, y1[i], a1[i], y2[i], a2[i])
+			}
+		}
+	}
+}
