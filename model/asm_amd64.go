@@ -7,10 +7,11 @@ func hasAVX2FMA() bool
 
 // kern4x16 computes C[0:4, 0:16] += A[0:4, 0:k]·B[0:k, 0:16] with A(i, l) at
 // a[i·ai + l·al], B row l at b[l·ldb:] and C row i at c[i·ldc:] (strides
-// in elements), summing over l in order with fused multiply-adds.
+// in elements), summing over l in order with fused multiply-adds. With
+// store set it overwrites C instead of adding to it.
 //
 //go:noescape
-func kern4x16(k int, a *float32, ai, al int, b *float32, ldb int, c *float32, ldc int)
+func kern4x16(k int, a *float32, ai, al int, b *float32, ldb int, c *float32, ldc int, store bool)
 
 // poolMaxAVX2 computes one output position of max-pooling for c channels
 // (a multiple of 8): y[j] and arg[j] are the value and index of the first

@@ -4,7 +4,7 @@ package model
 
 func hasAVX2FMA() bool { return false }
 
-func kern4x16(k int, a *float32, ai, al int, b *float32, ldb int, c *float32, ldc int) {
+func kern4x16(k int, a *float32, ai, al int, b *float32, ldb int, c *float32, ldc int, store bool) {
 	panic("model: kern4x16 without assembly support")
 }
 

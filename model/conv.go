@@ -58,22 +58,25 @@ func (g *convGeom) im2col(in []float32, n int, cols []float32) {
 						j += g.k * g.inC
 						continue
 					}
-					// A kernel row is one contiguous run when fully inside.
-					if w0 >= 0 && w0+g.k <= g.inW {
-						src := (h*g.inW + w0) * g.inC
-						copy(row[j:j+g.k*g.inC], x[src:src+g.k*g.inC])
-						j += g.k * g.inC
+					// The part of a kernel row inside the image, columns
+					// [kj0, kj1), is one contiguous run of the input.
+					kj0, kj1 := max(0, -w0), min(g.k, g.inW-w0)
+					run := row[j : j+g.k*g.inC]
+					j += g.k * g.inC
+					if kj1 <= kj0 {
+						clear(run)
 						continue
 					}
-					for kj := 0; kj < g.k; kj++ {
-						w := w0 + kj
-						if w < 0 || w >= g.inW {
-							clear(row[j : j+g.inC])
-						} else {
-							src := (h*g.inW + w) * g.inC
-							copy(row[j:j+g.inC], x[src:src+g.inC])
+					clear(run[:kj0*g.inC])
+					clear(run[kj1*g.inC:])
+					src := x[(h*g.inW+w0+kj0)*g.inC : (h*g.inW+w0+kj1)*g.inC]
+					dst := run[kj0*g.inC : kj1*g.inC]
+					if len(dst) < 32 {
+						for t, v := range src {
+							dst[t] = v
 						}
-						j += g.inC
+					} else {
+						copy(dst, src)
 					}
 				}
 			}

@@ -43,8 +43,15 @@ func gemmWith(fast, tA, tB bool, m, n, k int, alpha float32, a []float32, lda in
 		return
 	}
 	if beta == 0 {
+		// The kernel overwrites the tiles in its first k-block; clear the
+		// edges that gonum adds to.
+		m4, n16 := m&^3, n&^15
 		for i := 0; i < m; i++ {
-			clear(c[i*ldc : i*ldc+n])
+			if i < m4 {
+				clear(c[i*ldc+n16 : i*ldc+n])
+			} else {
+				clear(c[i*ldc : i*ldc+n])
+			}
 		}
 	}
 	// A(i, l) is a[i·ai + l·al].
@@ -60,7 +67,7 @@ func gemmWith(fast, tA, tB bool, m, n, k int, alpha float32, a []float32, lda in
 		for j := 0; j < n16; j += 16 {
 			bp := &b[k0*ldb+j]
 			for i := 0; i < m4; i += 4 {
-				kern4x16(kk, &a[i*ai+k0*al], ai, al, bp, ldb, &c[i*ldc+j], ldc)
+				kern4x16(kk, &a[i*ai+k0*al], ai, al, bp, ldb, &c[i*ldc+j], ldc, beta == 0 && k0 == 0)
 			}
 		}
 	}

@@ -30,11 +30,12 @@ no:
 	MOVB $0, ret+0(FP)
 	RET
 
-// func kern4x16(k int, a *float32, ai, al int, b *float32, ldb int, c *float32, ldc int)
+// func kern4x16(k int, a *float32, ai, al int, b *float32, ldb int, c *float32, ldc int, store bool)
 //
 // C[0:4, 0:16] += A[0:4, 0:k] · B[0:k, 0:16], with A(i, l) at a[i·ai + l·al],
-// B row l at b[l·ldb:], C row i at c[i·ldc:] (strides in elements).
-TEXT ·kern4x16(SB), NOSPLIT, $0-64
+// B row l at b[l·ldb:], C row i at c[i·ldc:] (strides in elements); with
+// store set, C is overwritten instead.
+TEXT ·kern4x16(SB), NOSPLIT, $0-65
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ ai+16(FP), AX
@@ -85,6 +86,9 @@ loop:
 	JNZ          loop
 
 store:
+	MOVBQZX store+64(FP), AX
+	TESTQ   AX, AX
+	JNZ     overwrite
 	VADDPS  (DX), Y0, Y0
 	VADDPS  32(DX), Y1, Y1
 	VMOVUPS Y0, (DX)
@@ -102,6 +106,21 @@ store:
 	ADDQ    R13, DX
 	VADDPS  (DX), Y6, Y6
 	VADDPS  32(DX), Y7, Y7
+	VMOVUPS Y6, (DX)
+	VMOVUPS Y7, 32(DX)
+	VZEROUPPER
+	RET
+
+overwrite:
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	ADDQ    R13, DX
+	VMOVUPS Y2, (DX)
+	VMOVUPS Y3, 32(DX)
+	ADDQ    R13, DX
+	VMOVUPS Y4, (DX)
+	VMOVUPS Y5, 32(DX)
+	ADDQ    R13, DX
 	VMOVUPS Y6, (DX)
 	VMOVUPS Y7, 32(DX)
 	VZEROUPPER
