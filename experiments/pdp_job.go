@@ -1,0 +1,447 @@
+package experiments
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+
+	"privtrain/aggregate"
+	"privtrain/datasets"
+	"privtrain/model"
+	"privtrain/optim"
+	"privtrain/optim/pdpsgd"
+	"privtrain/privacy"
+)
+
+// Files a personalized-DP run adds to the run directory (see rundir.go):
+//
+//	pdp_state.json   round-level checkpoint: ledger, accountant, models, reports
+//	ledger.csv       per-example budget ε_i, δ_i, ε charged per round, spent, remaining
+//	round-<R>.bin    pdp-adapdp: the model of round R (1-based)
+const (
+	pdpStateFile = "pdp_state.json"
+	ledgerCSV    = "ledger.csv"
+)
+
+// PDPRound reports one round of a personalized-DP run.
+type PDPRound struct {
+	Round int     `json:"round"`
+	Tau   float64 `json:"tau"`
+	Sigma float64 `json:"sigma"`
+	Steps int     `json:"steps"`
+	// Eligible examples had budget left; Participants = Σ_i π_i is the
+	// expected |D_R|.
+	Eligible     int     `json:"eligible"`
+	Participants float64 `json:"participants"`
+	Loss         float64 `json:"threshold_loss"`
+	// TestAccuracy is that of the model after the round (pdp-adapdp: of
+	// the round's own model).
+	TestAccuracy float64 `json:"test_accuracy"`
+	Seconds      float64 `json:"seconds"`
+}
+
+// PDPReport is the personalized-DP part of summary.json.
+type PDPReport struct {
+	Method     string           `json:"method"`
+	Budgets    string           `json:"budgets"`
+	Rounds     []PDPRound       `json:"rounds"`
+	Iterations int              `json:"iterations"`
+	Guarantee  pdpsgd.Guarantee `json:"guarantee"`
+	// EnsembleWeights are τ_T·|D_T| of pdp-adapdp's rounds.
+	EnsembleWeights []float64 `json:"ensemble_weights,omitempty"`
+	Ledger          string    `json:"ledger"`
+}
+
+// pdpSummary is summary.json of a personalized-DP run.
+type pdpSummary struct {
+	*Summary
+	PDP PDPReport `json:"pdp"`
+}
+
+// pdpState is pdp_state.json, the authoritative round-level checkpoint
+// (state.json mirrors it for the generic run-directory code).
+type pdpState struct {
+	Version    int             `json:"version"`
+	NextRound  int             `json:"next_round"`
+	NextStep   int             `json:"next_step"`
+	RoundSteps int             `json:"round_steps"`
+	Rounds     int             `json:"rounds"`
+	Ledger     *pdpsgd.Ledger  `json:"ledger"`
+	Accountant json.RawMessage `json:"accountant"`
+	// ModelFile holds the current model (not pdp-adapdp); RoundModels the
+	// models of finished pdp-adapdp rounds, with Weights τ_T·|D_T|.
+	ModelFile   string     `json:"model_file,omitempty"`
+	RoundModels []string   `json:"round_models,omitempty"`
+	Weights     []float64  `json:"weights,omitempty"`
+	Reports     []PDPRound `json:"reports"`
+	StoppedBy   string     `json:"stopped_by,omitempty"`
+	Examples    int64      `json:"examples"`
+	TrainSecs   float64    `json:"train_seconds"`
+	LastLoss    float64    `json:"last_loss"`
+}
+
+type pdpJob struct {
+	cfg         TrainConfig
+	train, test *datasets.Dataset
+	spec        model.Spec
+	model       model.Model
+	acct        *privacy.Accountant
+	conv        privacy.Conversion
+	q           float64
+	budgetsDesc string
+	resumed     bool
+	st          pdpState
+}
+
+// pdpLength returns the number of rounds and steps per round.
+func pdpLength(cfg TrainConfig, q float64) (rounds, steps int) {
+	rounds = cfg.PDP.Rounds
+	total := 0
+	if cfg.Steps > 0 {
+		total = cfg.Steps
+	} else {
+		total = rounds * int(math.Ceil(cfg.PDP.RoundEpochs/q))
+	}
+	if cfg.Method == "pdp-dpsgd" || cfg.Method == "pdp-sampling" {
+		return 1, total
+	}
+	return rounds, (total + rounds - 1) / rounds
+}
+
+func buildPDPJob(cfg TrainConfig, resume bool) (*pdpJob, error) {
+	dataDir := datasets.ResolveDataDir(cfg.DataDir)
+	train, err := datasets.Load(cfg.Dataset, "train", dataDir)
+	if err != nil {
+		return nil, err
+	}
+	test, err := datasets.Load(cfg.Dataset, "test", dataDir)
+	if err != nil {
+		return nil, err
+	}
+	j := &pdpJob{cfg: cfg, train: train, test: test, conv: privacy.Conversion(cfg.Conversion), resumed: resume}
+	if j.conv == "" {
+		j.conv = privacy.ConversionBBG
+	}
+	j.q = cfg.SamplingRate
+	if j.q == 0 {
+		j.q = float64(cfg.BatchSize) / float64(train.N)
+	}
+	if !(j.q > 0 && j.q <= 1) {
+		return nil, fmt.Errorf("invalid configuration: sampling rate q = %v is not in (0, 1] (batch %d of %d examples)", j.q, cfg.BatchSize, train.N)
+	}
+	budgets, err := j.budgets()
+	if err != nil {
+		return nil, err
+	}
+	j.spec = model.Spec{Arch: cfg.Model, InputShape: train.Shape, Classes: train.Classes}
+	rounds, roundSteps := pdpLength(cfg, j.q)
+	if !resume {
+		ledger, err := pdpsgd.NewLedger(budgets, j.conv)
+		if err != nil {
+			return nil, err
+		}
+		if j.model, err = model.New(j.spec, optim.DeriveSeed(cfg.Seed, "init")); err != nil {
+			return nil, fmt.Errorf("model: %w", err)
+		}
+		if j.acct, err = privacy.NewAccountant(nil); err != nil {
+			return nil, err
+		}
+		j.st = pdpState{Version: 1, Ledger: ledger, Rounds: rounds, RoundSteps: roundSteps}
+		return j, nil
+	}
+	if err := readJSON(filepath.Join(cfg.Out, pdpStateFile), &j.st); err != nil {
+		return nil, fmt.Errorf("resume %s: %w", cfg.Out, err)
+	}
+	switch {
+	case j.st.Version != 1:
+		return nil, fmt.Errorf("resume %s: PDP state version %d, this trainer reads 1", cfg.Out, j.st.Version)
+	case j.st.Ledger == nil || !j.st.Ledger.SameBudgets(budgets):
+		return nil, fmt.Errorf("resume %s: the ledger's budgets differ from the configuration's", cfg.Out)
+	case j.st.Rounds != rounds || j.st.RoundSteps != roundSteps:
+		return nil, fmt.Errorf("resume %s: the run was planned as %d rounds of %d steps, the configuration now gives %d of %d: the run length of a personalized run cannot change", cfg.Out, j.st.Rounds, j.st.RoundSteps, rounds, roundSteps)
+	}
+	if j.acct, err = privacy.NewAccountant(nil); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(j.st.Accountant, j.acct); err != nil {
+		return nil, fmt.Errorf("resume %s: accountant: %w", cfg.Out, err)
+	}
+	if j.st.ModelFile != "" {
+		if j.model, err = model.Load(filepath.Join(cfg.Out, j.st.ModelFile)); err == nil && !sameModelSpec(j.model.Spec(), j.spec) {
+			err = fmt.Errorf("checkpoint model %+v does not match the configuration %+v", j.model.Spec(), j.spec)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("resume %s: %w", cfg.Out, err)
+		}
+	}
+	return j, nil
+}
+
+// budgets loads the budgets file or generates the paper's groups.
+func (j *pdpJob) budgets() ([]pdpsgd.Budget, error) {
+	p := j.cfg.PDP
+	if p.BudgetsFile != "" {
+		j.budgetsDesc = "file " + p.BudgetsFile
+		return pdpsgd.LoadBudgets(p.BudgetsFile, j.train.N, j.cfg.Delta)
+	}
+	s := pdpsgd.GroupSpec{Groups: p.BudgetGroups, Min: p.BudgetMin, Max: p.BudgetMax, K: p.BudgetK}
+	j.budgetsDesc = fmt.Sprintf("%d groups in [%g, %g], k = %g", s.Groups, s.Min, s.Max, s.K)
+	return s.Generate(j.train.N, j.cfg.Delta, optim.DeriveSeed(j.cfg.Seed, "budgets"))
+}
+
+// plan is the next round's plan request for the method.
+func (j *pdpJob) plan() (pdpsgd.Round, error) {
+	req := pdpsgd.PlanRequest{Q: j.q, Steps: j.st.RoundSteps, Loss: j.cfg.PDP.loss()}
+	switch j.cfg.Method {
+	case "pdp-dpsgd":
+		req.MinThreshold = true
+	case "pdp-adapdp":
+		req.Sigma = j.cfg.Sigma
+	}
+	return j.st.Ledger.Plan(req)
+}
+
+func (j *pdpJob) run(ctx context.Context, progress io.Writer) (*Summary, error) {
+	metrics, err := openMetrics(j.cfg.Out, j.st.NextStep)
+	if err != nil {
+		return nil, err
+	}
+	defer metrics.Close()
+	if !j.resumed {
+		// A round-0 checkpoint, so that even the first round can be resumed.
+		if err := j.checkpoint(metrics); err != nil {
+			return nil, err
+		}
+	}
+	var bar *progressbar.ProgressBar
+	if progress != nil {
+		bar = progressbar.NewOptions(j.st.Rounds*j.st.RoundSteps,
+			progressbar.OptionSetWriter(progress), progressbar.OptionSetDescription(j.cfg.Method),
+			progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionSetItsString("steps"),
+			progressbar.OptionThrottle(500*time.Millisecond),
+			progressbar.OptionOnCompletion(func() { fmt.Fprintln(progress) }))
+		bar.Set(j.st.NextRound * j.st.RoundSteps)
+	}
+	for j.st.StoppedBy == "" && j.st.NextRound < j.st.Rounds {
+		if err := j.round(ctx, metrics, bar); err != nil {
+			return nil, err
+		}
+	}
+	if bar != nil {
+		bar.Finish()
+	}
+	return j.finish()
+}
+
+// round trains round j.st.NextRound and checkpoints after it. An
+// interruption leaves the previous round's checkpoint in place: resuming
+// redoes the round from its start, identically, and the ledger is charged
+// only once, when the round completes.
+func (j *pdpJob) round(ctx context.Context, metrics *metricsLog, bar *progressbar.ProgressBar) error {
+	begin := time.Now()
+	R := j.st.NextRound
+	plan, err := j.plan()
+	if errors.Is(err, pdpsgd.ErrExhausted) || err == nil && plan.Steps == 0 {
+		j.st.StoppedBy = "budget"
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("round %d: %w", R+1, err)
+	}
+	rates, err := j.st.Ledger.SampleRates(plan)
+	if err != nil {
+		return err
+	}
+	sampler, err := datasets.NewPersonalizedPoissonSampler(rates, optim.DeriveSeed(j.cfg.Seed, "sampler"))
+	if err != nil {
+		return fmt.Errorf("round %d: sampler: %w", R+1, err)
+	}
+	if j.cfg.Method == "pdp-adapdp" {
+		j.model, err = model.New(j.spec, optim.DeriveSeed(j.cfg.Seed, fmt.Sprintf("init-round-%d", R)))
+		if err != nil {
+			return fmt.Errorf("model: %w", err)
+		}
+	}
+	agg, err := aggregate.New("sum", aggregate.Config{Sigma: plan.Sigma, ClipNorm: j.cfg.ClipNorm})
+	if err != nil {
+		return fmt.Errorf("aggregator: %w", err)
+	}
+	// The trainer's accountant is the worst case, an example sampled at the
+	// full rate q in every step; the ledger holds the personalized spend.
+	acct := j.acct.Clone()
+	tr, err := optim.NewTrainer(optim.Config{
+		Model: j.model, Data: j.train, Labels: true, Sampler: sampler, Aggregator: agg,
+		ClipNorm: j.cfg.ClipNorm, LR: j.cfg.LR, Q: j.q, Accountant: acct,
+		StepMechanism: privacy.Gaussian{Sigma: plan.Sigma}, Delta: j.cfg.Delta, Conversion: j.conv,
+		Seed: optim.DeriveSeed(j.cfg.Seed, "noise"),
+	})
+	if err != nil {
+		return err
+	}
+	start := j.st.NextStep
+	if err := metrics.Write(map[string]any{"step": start, "round": R + 1, "tau": plan.Tau, "sigma": plan.Sigma,
+		"round_steps": plan.Steps, "eligible": plan.Eligible, "participants": plan.Participants}); err != nil {
+		return err
+	}
+	var examples int64
+	var last float64
+	for step := start; step < start+plan.Steps; step++ {
+		if err := ctx.Err(); err != nil {
+			metrics.Sync()
+			return fmt.Errorf("interrupted in round %d at step %d (the checkpoint after round %d stands; --resume redoes round %d from its start): %w", R+1, step, R, R+1, err)
+		}
+		res, err := tr.Step(step)
+		if err != nil {
+			return fmt.Errorf("round %d: %w", R+1, err)
+		}
+		examples += int64(res.BatchSize)
+		last = res.Loss
+		if err := metrics.Write(res); err != nil {
+			return err
+		}
+		if bar != nil {
+			bar.Describe(fmt.Sprintf("%s round %d/%d loss %.3f", j.cfg.Method, R+1, j.st.Rounds, res.Loss))
+			bar.Add(1)
+		}
+	}
+	// Charge the ledger: it refuses (and the run stops) if any example would
+	// exceed its budget.
+	if err := j.st.Ledger.Charge(plan); err != nil {
+		return err
+	}
+	acc, err := Accuracy(j.model, j.test.X, j.test.Labels, j.test.Dim())
+	if err != nil {
+		return err
+	}
+	end := start + plan.Steps
+	if err := metrics.Write(map[string]any{"step": end - 1, "round": R + 1, "test_accuracy": acc}); err != nil {
+		return err
+	}
+	j.acct = acct
+	j.st.NextRound, j.st.NextStep = R+1, end
+	j.st.Examples += examples
+	j.st.LastLoss = last
+	rep := PDPRound{Round: R + 1, Tau: plan.Tau, Sigma: plan.Sigma, Steps: plan.Steps, Eligible: plan.Eligible,
+		Participants: plan.Participants, Loss: plan.Loss, TestAccuracy: acc, Seconds: time.Since(begin).Seconds()}
+	j.st.Reports = append(j.st.Reports, rep)
+	j.st.TrainSecs += rep.Seconds
+	if j.cfg.Method == "pdp-adapdp" {
+		name := fmt.Sprintf("round-%d.bin", R+1)
+		if err := model.Save(filepath.Join(j.cfg.Out, name), j.model); err != nil {
+			return fmt.Errorf("checkpoint: %w", err)
+		}
+		j.st.RoundModels = append(j.st.RoundModels, name)
+		j.st.Weights = append(j.st.Weights, plan.Tau*plan.Participants)
+	}
+	return j.checkpoint(metrics)
+}
+
+// checkpoint writes the model, pdp_state.json (authoritative), the
+// generic state.json and ledger.csv, then removes older model files.
+func (j *pdpJob) checkpoint(metrics *metricsLog) error {
+	if err := metrics.Sync(); err != nil {
+		return err
+	}
+	if j.cfg.Method != "pdp-adapdp" {
+		j.st.ModelFile = fmt.Sprintf("model-%d.bin", j.st.NextStep)
+		if err := model.Save(filepath.Join(j.cfg.Out, j.st.ModelFile), j.model); err != nil {
+			return fmt.Errorf("checkpoint: %w", err)
+		}
+	}
+	data, err := json.Marshal(j.acct)
+	if err != nil {
+		return fmt.Errorf("checkpoint: accountant: %w", err)
+	}
+	j.st.Accountant = data
+	if err := writeJSONAtomic(filepath.Join(j.cfg.Out, pdpStateFile), j.st); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	ck := checkpoint{Version: checkpointVersion, NextStep: j.st.NextStep, ModelFile: j.st.ModelFile,
+		Accountant: data, Examples: j.st.Examples, TrainSecs: j.st.TrainSecs, LastLoss: j.st.LastLoss}
+	if err := writeJSONAtomic(filepath.Join(j.cfg.Out, stateFile), ck); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	if err := j.writeLedgerCSV(); err != nil {
+		return err
+	}
+	old, _ := filepath.Glob(filepath.Join(j.cfg.Out, "model-*.bin"))
+	for _, f := range old {
+		if filepath.Base(f) != j.st.ModelFile {
+			os.Remove(f)
+		}
+	}
+	return nil
+}
+
+func (j *pdpJob) writeLedgerCSV() error {
+	path := filepath.Join(j.cfg.Out, ledgerCSV)
+	f, err := os.CreateTemp(j.cfg.Out, "."+ledgerCSV+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("ledger: %w", err)
+	}
+	defer os.Remove(f.Name())
+	if err := j.st.Ledger.WriteCSV(f); err != nil {
+		f.Close()
+		return fmt.Errorf("ledger: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("ledger: %w", err)
+	}
+	return os.Rename(f.Name(), path)
+}
+
+func (j *pdpJob) finish() (*Summary, error) {
+	if j.st.StoppedBy == "" {
+		j.st.StoppedBy = "rounds"
+	}
+	if len(j.st.Reports) == 0 {
+		return nil, fmt.Errorf("%s: no round could be trained within the budgets (σ = %v too small for a single step?)", j.cfg.Method, j.cfg.Sigma)
+	}
+	// The final check: fails loudly if any example overspent.
+	g, err := j.st.Ledger.Guarantee()
+	if err != nil {
+		return nil, err
+	}
+	s := &Summary{Method: j.cfg.Method, Dataset: j.cfg.Dataset, Model: j.cfg.Model,
+		Steps: j.st.NextStep, StoppedBy: j.st.StoppedBy, TrainLoss: j.st.LastLoss,
+		Examples: j.st.Examples, WallSeconds: j.st.TrainSecs,
+		// Every example i is (spent_i, δ_i)-DP, so the run is (max spent, max δ)-DP.
+		Epsilon: g.SpentMax, Delta: g.DeltaMax, Order: g.WorstOrder, Conversion: string(j.conv)}
+	if s.WallSeconds > 0 {
+		s.ExamplesPerSecond = float64(s.Examples) / s.WallSeconds
+	}
+	s.Bounds, s.BoundAtOrder = boundsUsed(j.acct, g.WorstOrder)
+	rep := PDPReport{Method: j.cfg.Method, Budgets: j.budgetsDesc, Rounds: j.st.Reports,
+		Iterations: j.st.NextStep, Guarantee: g, Ledger: ledgerCSV}
+	if j.cfg.Method == "pdp-adapdp" {
+		models := make([]model.Model, len(j.st.RoundModels))
+		for i, name := range j.st.RoundModels {
+			if models[i], err = model.Load(filepath.Join(j.cfg.Out, name)); err != nil {
+				return nil, err
+			}
+		}
+		if s.TestAccuracy, err = ensembleAccuracy(models, j.st.Weights, j.test.X, j.test.Labels, j.test.Dim()); err != nil {
+			return nil, err
+		}
+		rep.EnsembleWeights = j.st.Weights
+	} else {
+		if s.TestAccuracy, err = Accuracy(j.model, j.test.X, j.test.Labels, j.test.Dim()); err != nil {
+			return nil, err
+		}
+		if err := model.Save(filepath.Join(j.cfg.Out, finalModel), j.model); err != nil {
+			return nil, err
+		}
+	}
+	if err := j.writeLedgerCSV(); err != nil {
+		return nil, err
+	}
+	return s, writeJSONAtomic(filepath.Join(j.cfg.Out, summaryFile), pdpSummary{Summary: s, PDP: rep})
+}

@@ -1,0 +1,272 @@
+package experiments
+
+import (
+	"context"
+	"encoding/csv"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"privtrain/datasets"
+	"privtrain/model"
+	"privtrain/optim"
+)
+
+// pdpRun is a short personalized run on real MNIST with the paper's CNN.
+func pdpRun(method, out string) TrainConfig {
+	c := DefaultConfig()
+	c.Method = method
+	PDPPresets()["pdp-mnist"](&c)
+	c.PDP.Rounds = 2
+	c.Steps = 8
+	c.Out = out
+	c.Seed = 5
+	return c
+}
+
+// readLedger parses ledger.csv and checks every row: the per-round charges
+// add up to the spent ε, which is within the budget.
+func readLedger(t *testing.T, dir string, rounds int) [][]float64 {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dir, ledgerCSV))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows[0]) != 5+rounds {
+		t.Fatalf("ledger header %v, want %d rounds", rows[0], rounds)
+	}
+	out := make([][]float64, 0, len(rows)-1)
+	for i, row := range rows[1:] {
+		v := make([]float64, len(row))
+		for k, s := range row {
+			v[k], _ = strconv.ParseFloat(s, 64)
+		}
+		var sum float64
+		for r := 0; r < rounds; r++ {
+			sum += v[3+r]
+		}
+		spent, budget := v[3+rounds], v[1]
+		if int(v[0]) != i || math.Abs(sum-spent) > 1e-9 || spent > budget || math.Abs(budget-spent-v[4+rounds]) > 1e-12 {
+			t.Fatalf("ledger row %d: %v", i, row)
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+func TestPDPMethodsOnMNIST(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains a CNN on MNIST")
+	}
+	dir := t.TempDir()
+	// pdp-sampling reads its budgets from a file with per-example δ.
+	budgetFile := filepath.Join(dir, "budgets.csv")
+	var b strings.Builder
+	b.WriteString("index,epsilon,delta\n")
+	for i := 0; i < 60000; i++ {
+		fmt.Fprintf(&b, "%d,%v,%v\n", i, []float64{0.5, 1, 2}[i%3], []float64{1e-5, 1e-6}[i%2])
+	}
+	if err := os.WriteFile(budgetFile, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		method, loss string
+		rounds       int
+	}{
+		{"pdp-dpsgd", "fixed", 1},
+		{"pdp-sampling", "fixed", 1},
+		{"pdp-adapdp", "fixed", 2},
+		{"pdp-sgd", "fixed", 2},
+		{"pdp-sgd", "adaptive", 2},
+	} {
+		t.Run(tc.method+"-"+tc.loss, func(t *testing.T) {
+			c := pdpRun(tc.method, filepath.Join(dir, tc.method+tc.loss))
+			c.PDP.ThresholdLoss = tc.loss
+			if tc.method == "pdp-sampling" {
+				c.PDP.BudgetsFile = budgetFile
+			}
+			s, err := Train(context.Background(), c, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sum pdpSummary
+			if err := readJSON(filepath.Join(c.Out, summaryFile), &sum); err != nil {
+				t.Fatal(err)
+			}
+			rep := sum.PDP
+			if len(rep.Rounds) != tc.rounds || rep.Iterations != s.Steps || s.Steps != 8 {
+				t.Fatalf("%d rounds, %d iterations, %d steps", len(rep.Rounds), rep.Iterations, s.Steps)
+			}
+			rows := readLedger(t, c.Out, tc.rounds)
+			g := rep.Guarantee
+			if g.Examples != 60000 || g.MinSlack < 0 || s.Epsilon != g.SpentMax || !(s.TestAccuracy > 0 && s.TestAccuracy <= 1) {
+				t.Fatalf("summary %+v, guarantee %+v", s, g)
+			}
+			var maxSpent float64
+			for _, r := range rows {
+				maxSpent = math.Max(maxSpent, r[3+tc.rounds])
+			}
+			if maxSpent != g.SpentMax {
+				t.Errorf("ledger max spend %v, guarantee %v", maxSpent, g.SpentMax)
+			}
+			switch tc.method {
+			case "pdp-dpsgd":
+				// DP-SGD at min ε_i = 0.5: everyone spends the same, just under 0.5.
+				if rep.Rounds[0].Tau != 0.5 || g.SpentMin != g.SpentMax || g.SpentMax > 0.5 || g.SpentMax < 0.49 {
+					t.Errorf("DP-SGD at min ε: τ %v, spent [%v, %v]", rep.Rounds[0].Tau, g.SpentMin, g.SpentMax)
+				}
+			case "pdp-sampling":
+				if g.BudgetMax != 2 || g.DeltaMax != 1e-5 || rows[1][2] != 1e-6 {
+					t.Errorf("budgets file not used: %+v", g)
+				}
+			case "pdp-adapdp":
+				for r, rr := range rep.Rounds {
+					if _, err := os.Stat(filepath.Join(c.Out, fmt.Sprintf("round-%d.bin", r+1))); err != nil {
+						t.Error(err)
+					}
+					if rr.Sigma != c.Sigma || rep.EnsembleWeights[r] != rr.Tau*rr.Participants {
+						t.Errorf("round %d: σ %v, weight %v", r+1, rr.Sigma, rep.EnsembleWeights[r])
+					}
+				}
+			case "pdp-sgd":
+				// τ_2 is chosen among the budgets remaining after round 1.
+				lo, hi := math.Inf(1), 0.0
+				for _, r := range rows {
+					if rem := r[1] - r[3]; rem > 1e-9 {
+						lo, hi = math.Min(lo, rem), math.Max(hi, rem)
+					}
+				}
+				if tau := rep.Rounds[1].Tau; tau < lo || tau > hi || g.Rounds != 2 {
+					t.Errorf("τ_2 = %v outside the remaining budgets [%v, %v]", tau, lo, hi)
+				}
+			}
+		})
+	}
+}
+
+// countdown is a context that reports cancellation after n Err calls (the
+// training loop checks it once per step).
+type countdown struct {
+	context.Context
+	n int
+}
+
+func (c *countdown) Err() error {
+	if c.n--; c.n < 0 {
+		return context.Canceled
+	}
+	return nil
+}
+
+// TestPDPResumeIsExact interrupts PDP-SGD in its second round and resumes:
+// the round restarts from its start, the ledger is charged once, and the
+// model, ledger and log equal the uninterrupted run's.
+func TestPDPResumeIsExact(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains a CNN on MNIST")
+	}
+	dir := t.TempDir()
+	full := pdpRun("pdp-sgd", filepath.Join(dir, "full"))
+	full.Steps = 9
+	full.PDP.Rounds = 3
+	want, err := Train(context.Background(), full, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	part := full
+	part.Out = filepath.Join(dir, "part")
+	_, err = Train(&countdown{Context: context.Background(), n: 4}, part, Options{})
+	if err == nil || !strings.Contains(err.Error(), "round 2") {
+		t.Fatalf("interruption in round 2: %v", err)
+	}
+	got, err := Train(context.Background(), part, Options{Resume: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Epsilon != want.Epsilon || got.TestAccuracy != want.TestAccuracy || got.Steps != want.Steps {
+		t.Errorf("resumed %+v, uninterrupted %+v", got, want)
+	}
+	pw, pg := readParams(t, filepath.Join(full.Out, finalModel)), readParams(t, filepath.Join(part.Out, finalModel))
+	for i := range pw {
+		if pw[i] != pg[i] {
+			t.Fatalf("parameter %d: resumed %v, uninterrupted %v", i, pg[i], pw[i])
+		}
+	}
+	for _, f := range []string{ledgerCSV, metricsFile} {
+		a, _ := os.ReadFile(filepath.Join(full.Out, f))
+		b, _ := os.ReadFile(filepath.Join(part.Out, f))
+		if string(a) != string(b) || len(a) == 0 {
+			t.Errorf("%s differs after resume", f)
+		}
+	}
+	// A finished run cannot be resumed with another length.
+	part.Steps = 12
+	if _, err := Train(context.Background(), part, Options{Resume: true}); err == nil {
+		t.Error("changing the run length on resume was accepted")
+	}
+}
+
+func TestPDPValidate(t *testing.T) {
+	ok := pdpRun("pdp-sgd", "x")
+	if err := ok.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for name, f := range map[string]func(*TrainConfig){
+		"loss":       func(c *TrainConfig) { c.PDP.ThresholdLoss = "median" },
+		"weights":    func(c *TrainConfig) { c.PDP.W1, c.PDP.W2 = 0, 0 },
+		"rounds":     func(c *TrainConfig) { c.PDP.Rounds = 0 },
+		"length":     func(c *TrainConfig) { c.Steps, c.PDP.RoundEpochs = 0, 0 },
+		"target":     func(c *TrainConfig) { c.TargetEpsilon = 1 },
+		"corruption": func(c *TrainConfig) { c.Corruption, c.CorruptionRatio = "label-flip", 0.1 },
+		"clip":       func(c *TrainConfig) { c.ClipNorm = 0 },
+		"delta":      func(c *TrainConfig) { c.Delta = 0 },
+		"groups":     func(c *TrainConfig) { c.PDP.BudgetMin, c.PDP.BudgetMax = 1, 0.5 },
+		"k":          func(c *TrainConfig) { c.PDP.BudgetMax, c.PDP.BudgetK = 4, -0.2 },
+		"adapdp σ":   func(c *TrainConfig) { c.Method, c.Sigma = "pdp-adapdp", 0 },
+	} {
+		c := pdpRun("pdp-sgd", "x")
+		f(&c)
+		if err := c.Validate(); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+// TestEnsembleAccuracy: one model is its own ensemble; the weights decide
+// between two models whose predictions differ.
+func TestEnsembleAccuracy(t *testing.T) {
+	test, err := datasets.Load("mnist", "test", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, labels := test.X[:500*test.Dim()], test.Labels[:500]
+	spec := model.Spec{Arch: "pdp-cnn-mnist", InputShape: test.Shape, Classes: 10}
+	a, _ := model.New(spec, optim.DeriveSeed(1, "a"))
+	b, _ := model.New(spec, optim.DeriveSeed(1, "b"))
+	accA, _ := Accuracy(a, x, labels, test.Dim())
+	accB, _ := Accuracy(b, x, labels, test.Dim())
+	if accA == accB {
+		t.Skip("the two random models agree")
+	}
+	for _, tc := range []struct {
+		w    []float64
+		want float64
+	}{{[]float64{1, 0}, accA}, {[]float64{0, 3}, accB}} {
+		got, err := ensembleAccuracy([]model.Model{a, b}, tc.w, x, labels, test.Dim())
+		if err != nil || got != tc.want {
+			t.Errorf("weights %v: %v (%v), want %v", tc.w, got, err, tc.want)
+		}
+	}
+	if _, err := ensembleAccuracy([]model.Model{a}, []float64{0}, x, labels, test.Dim()); err == nil {
+		t.Error("zero weights accepted")
+	}
+}
