@@ -240,10 +240,10 @@ func (r EpsilonResult) MarshalJSON() ([]byte, error) {
 	type plain EpsilonResult
 	return json.Marshal(struct {
 		plain
-		Epsilon jsonFloat `json:"epsilon"`
-		Delta   jsonFloat `json:"delta"`
-		Order   jsonFloat `json:"order"`
-	}{plain(r), jsonFloat(r.Epsilon), jsonFloat(r.Delta), jsonFloat(r.Order)})
+		Epsilon JSONFloat `json:"epsilon"`
+		Delta   JSONFloat `json:"delta"`
+		Order   JSONFloat `json:"order"`
+	}{plain(r), JSONFloat(r.Epsilon), JSONFloat(r.Delta), JSONFloat(r.Order)})
 }
 
 func (a *Accountant) result() EpsilonResult {
@@ -320,7 +320,7 @@ func (a *Accountant) Clone() *Accountant {
 // accountantJSON is the serialized form of an Accountant (version 1).
 type accountantJSON struct {
 	Version       int             `json:"version"`
-	Orders        []jsonFloat     `json:"orders"`
+	Orders        []JSONFloat     `json:"orders"`
 	AllowUnproven bool            `json:"allow_unproven"`
 	Mechanisms    []mechanismJSON `json:"mechanisms"`
 	History       []historyJSON   `json:"history"`
@@ -329,7 +329,7 @@ type accountantJSON struct {
 type mechanismJSON struct {
 	Spec  Spec        `json:"spec"`
 	Count int64       `json:"count"`
-	RDP   []jsonFloat `json:"rdp"`
+	RDP   []JSONFloat `json:"rdp"`
 	Bound []string    `json:"bound"`
 	Valid []bool      `json:"valid"`
 }
@@ -345,19 +345,19 @@ type historyJSON struct {
 func (a *Accountant) MarshalJSON() ([]byte, error) {
 	out := accountantJSON{
 		Version:       1,
-		Orders:        make([]jsonFloat, len(a.orders)),
+		Orders:        make([]JSONFloat, len(a.orders)),
 		AllowUnproven: a.allowUnproven,
 		Mechanisms:    make([]mechanismJSON, len(a.mechs)),
 		History:       make([]historyJSON, len(a.history)),
 	}
 	for i, o := range a.orders {
-		out.Orders[i] = jsonFloat(o)
+		out.Orders[i] = JSONFloat(o)
 	}
 	for i, c := range a.mechs {
 		m := mechanismJSON{Spec: c.spec, Count: c.count,
-			RDP: make([]jsonFloat, len(c.rdp)), Bound: make([]string, len(c.rdp)), Valid: make([]bool, len(c.rdp))}
+			RDP: make([]JSONFloat, len(c.rdp)), Bound: make([]string, len(c.rdp)), Valid: make([]bool, len(c.rdp))}
 		for j, v := range c.rdp {
-			m.RDP[j], m.Bound[j], m.Valid[j] = jsonFloat(v.Epsilon), v.Bound, v.Valid
+			m.RDP[j], m.Bound[j], m.Valid[j] = JSONFloat(v.Epsilon), v.Bound, v.Valid
 		}
 		out.Mechanisms[i] = m
 	}

@@ -7,14 +7,14 @@ import (
 	"strconv"
 )
 
-// jsonFloat is a float64 whose JSON form also covers the non-finite values
+// JSONFloat is a float64 whose JSON form also covers the non-finite values
 // encoding/json rejects: +Inf, −Inf and NaN are written as the strings
 // "+Inf", "-Inf" and "NaN"; finite values use the shortest representation
 // that round-trips exactly.
-type jsonFloat float64
+type JSONFloat float64
 
 // MarshalJSON implements json.Marshaler.
-func (f jsonFloat) MarshalJSON() ([]byte, error) {
+func (f JSONFloat) MarshalJSON() ([]byte, error) {
 	v := float64(f)
 	switch {
 	case math.IsInf(v, 1):
@@ -28,16 +28,16 @@ func (f jsonFloat) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON implements json.Unmarshaler.
-func (f *jsonFloat) UnmarshalJSON(b []byte) error {
+func (f *JSONFloat) UnmarshalJSON(b []byte) error {
 	var s string
 	if err := json.Unmarshal(b, &s); err == nil {
 		switch s {
 		case "+Inf", "Inf":
-			*f = jsonFloat(math.Inf(1))
+			*f = JSONFloat(math.Inf(1))
 		case "-Inf":
-			*f = jsonFloat(math.Inf(-1))
+			*f = JSONFloat(math.Inf(-1))
 		case "NaN":
-			*f = jsonFloat(math.NaN())
+			*f = JSONFloat(math.NaN())
 		default:
 			return fmt.Errorf("invalid number %q", s)
 		}
@@ -47,6 +47,6 @@ func (f *jsonFloat) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &v); err != nil {
 		return err
 	}
-	*f = jsonFloat(v)
+	*f = JSONFloat(v)
 	return nil
 }

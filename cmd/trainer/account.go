@@ -251,22 +251,9 @@ type accountOutput struct {
 	table func(w io.Writer)
 }
 
-// num is a float64 that JSON-encodes non-finite values as "+Inf", "-Inf" or
-// "NaN" strings (encoding/json rejects them).
-type num float64
-
-func (v num) MarshalJSON() ([]byte, error) {
-	x := float64(v)
-	switch {
-	case math.IsInf(x, 1):
-		return []byte(`"+Inf"`), nil
-	case math.IsInf(x, -1):
-		return []byte(`"-Inf"`), nil
-	case math.IsNaN(x):
-		return []byte(`"NaN"`), nil
-	}
-	return strconv.AppendFloat(nil, x, 'g', -1, 64), nil
-}
+// num is privacy.JSONFloat: non-finite values are written as "+Inf",
+// "-Inf" or "NaN" strings (encoding/json rejects them).
+type num = privacy.JSONFloat
 
 func nums(xs []float64) []num {
 	out := make([]num, len(xs))
