@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -98,8 +99,8 @@ func DefaultConfig() TrainConfig {
 	return c
 }
 
-// Presets returns the named hyper-parameter presets (appendix B.1.3 of the
-// PTR paper).
+// Presets returns the named hyper-parameter presets: the PTR paper's
+// (appendix B.1.3) and the personalized-DP paper's (PDPPresets).
 func Presets() map[string]func(*TrainConfig) {
 	ptr := func(dataset, model string, r, tau, sigmaPTR, sigmaGauss, lr float64, batch int) func(*TrainConfig) {
 		return func(c *TrainConfig) {
@@ -118,11 +119,13 @@ func Presets() map[string]func(*TrainConfig) {
 			c.DynamicRate = 0.02
 		}
 	}
-	return map[string]func(*TrainConfig){
+	m := map[string]func(*TrainConfig){
 		"ptr-mnist":   ptr("mnist", "tfp-cnn", 1, 0.5, 1.1, 0.7, 0.15, 256),
 		"ptr-emnist":  ptr("emnist-letters", "tfp-cnn", 1, 0.5, 1.1, 0.7, 0.15, 256),
 		"ptr-cifar10": ptr("cifar10", "tfp-cnn", 3, 2, 1.1, 0.9, 0.1, 1024),
 	}
+	maps.Copy(m, PDPPresets())
+	return m
 }
 
 // ApplyPreset applies the named preset to c (method-dependent σ).

@@ -414,7 +414,8 @@ func (j *pdpJob) finish() (*Summary, error) {
 		Steps: j.st.NextStep, StoppedBy: j.st.StoppedBy, TrainLoss: j.st.LastLoss,
 		Examples: j.st.Examples, WallSeconds: j.st.TrainSecs,
 		// Every example i is (spent_i, δ_i)-DP, so the run is (max spent, max δ)-DP.
-		Epsilon: g.SpentMax, Delta: g.DeltaMax, Order: g.WorstOrder, Conversion: string(j.conv)}
+		Epsilon: g.SpentMax, Delta: g.DeltaMax, Order: g.WorstOrder, Conversion: string(j.conv),
+		Guarantee: g.Statement}
 	if s.WallSeconds > 0 {
 		s.ExamplesPerSecond = float64(s.Examples) / s.WallSeconds
 	}

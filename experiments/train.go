@@ -47,6 +47,10 @@ type Summary struct {
 	PTRPassRate float64 `json:"ptr_pass_rate,omitempty"`
 	FinalF      int     `json:"final_f,omitempty"`
 
+	// Guarantee states a personalized-DP run's (Φ, Δ)-PDP guarantee
+	// (Theorem 4.5 of the personalized DP-SGD paper); empty otherwise.
+	Guarantee string `json:"guarantee,omitempty"`
+
 	CorruptedExamples int     `json:"corrupted_examples,omitempty"`
 	Examples          int64   `json:"examples_processed"`
 	WallSeconds       float64 `json:"wall_seconds"`

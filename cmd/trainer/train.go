@@ -43,6 +43,9 @@ func runTrain(args []string, stdout, stderr io.Writer) int {
 	} else {
 		fmt.Fprintln(stdout, "privacy: none (non-private method)")
 	}
+	if sum.Guarantee != "" {
+		fmt.Fprintf(stdout, "personalized guarantee: %s\n", sum.Guarantee)
+	}
 	if sum.PTRTests > 0 {
 		fmt.Fprintf(stdout, "PTR tests passed: %d of %d (%.1f%%), final F = %d\n", sum.PTRPassed, sum.PTRTests, 100*sum.PTRPassRate, sum.FinalF)
 	}
@@ -64,6 +67,11 @@ func parseTrainFlags(args []string, stderr io.Writer) (experiments.TrainConfig, 
 	if *method != "" {
 		cfg.Method = *method // presets pick σ by method
 	}
+	if *preset == "" && strings.HasPrefix(cfg.Method, "pdp-") {
+		// The default job's settings (target ε, corruption) do not apply to
+		// personalized DP: start from the paper's MNIST settings instead.
+		*preset = "pdp-mnist"
+	}
 	if *preset != "" {
 		if err := experiments.ApplyPreset(&cfg, *preset); err != nil {
 			return cfg, false, err
@@ -78,7 +86,7 @@ func parseTrainFlags(args []string, stderr io.Writer) (experiments.TrainConfig, 
 
 	fs := flag.NewFlagSet("trainer train", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.String("preset", *preset, "hyper-parameter preset: ptr-mnist, ptr-emnist, ptr-cifar10")
+	fs.String("preset", *preset, "hyper-parameter preset: ptr-mnist, ptr-emnist, ptr-cifar10, pdp-mnist, pdp-fashion-mnist")
 	fs.String("config", *config, "JSON or YAML config file (flags override it)")
 	fs.StringVar(&cfg.Method, "method", cfg.Method, "nonprivate | dpsgd | tsgd-gaussian | tsgd-ptr | nonprivate-robust | pdp-sgd | pdp-sampling | pdp-adapdp | pdp-dpsgd")
 	fs.StringVar(&cfg.Rule, "rule", cfg.Rule, "aggregation rule for nonprivate-robust (coord-median, coord-trimmed-mean, krum, multi-krum, geomed, centered-clip, tsum)")
