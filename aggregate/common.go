@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
+	"sync"
 )
 
 // normSlack is the relative tolerance on ‖g_i‖ ≤ R, absorbing float32
@@ -53,16 +55,38 @@ func checkFinite(out []float32) error {
 func row(g Grads, i int) []float32 { return g.G[i*g.P : (i+1)*g.P] }
 
 // sumRows writes Σ_{i∈idx} g_i into out, accumulating in acc (len P).
+//
+// The columns are cut into blocks that GOMAXPROCS goroutines sum in
+// parallel (the sum is memory-bound and on the hot path of every private
+// step); each column is accumulated in float64 in the order of idx, so the
+// result is bit-for-bit independent of the number of goroutines.
 func sumRows(g Grads, idx []int, acc []float64, out []float32) {
-	clear(acc)
-	for _, i := range idx {
-		for j, v := range row(g, i) {
-			acc[j] += float64(v)
-		}
+	const block = 2048 // 16 KiB of float64 accumulators: stays in L1
+	nb := (g.P + block - 1) / block
+	workers := min(runtime.GOMAXPROCS(0), nb)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for b := w; b < nb; b += workers {
+				lo, hi := b*block, min((b+1)*block, g.P)
+				a := acc[lo:hi]
+				clear(a)
+				for _, i := range idx {
+					r := g.G[i*g.P+lo : i*g.P+hi]
+					a := a[:len(r)]
+					for j, v := range r {
+						a[j] += float64(v)
+					}
+				}
+				for j, v := range a {
+					out[lo+j] = float32(v)
+				}
+			}
+		}(w)
 	}
-	for j, v := range acc {
-		out[j] = float32(v)
-	}
+	wg.Wait()
 }
 
 // addNoise adds N(0, std²) to every coordinate of out.
