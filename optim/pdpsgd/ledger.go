@@ -37,6 +37,9 @@ type class struct {
 	spent  float64   // ε at budget.Delta of acct (0 before any step)
 	order  float64   // Rényi order attaining spent
 	rounds []float64 // ε increments per charged round
+	// retired is set once a charged round allotted the class its whole
+	// remaining budget (see Round.Retires): it is never sampled again.
+	retired bool
 }
 
 // Round is the plan of one round and, once charged, what it spent.
@@ -54,6 +57,9 @@ type Round struct {
 	// class may have spent in total after the round.
 	Rates []float64 `json:"rates"`
 	Caps  []float64 `json:"caps"`
+	// Retires marks the classes whose cap is their whole budget (remaining
+	// ≤ τ_R): charging the round retires them (see Plan).
+	Retires []bool `json:"retires,omitempty"`
 	// Eligible is the number of examples with budget left, Participants
 	// the expected number of examples sampled in the round, Σ_i π_i (the
 	// |D_R| of Algorithms 1 and 2).
@@ -113,13 +119,28 @@ func (l *Ledger) Spent(i int) float64 { return l.classes[l.class[i]].spent }
 // increase of its composed ε over the round (the increments sum to Spent).
 func (l *Ledger) SpentInRound(i, r int) float64 { return l.classes[l.class[i]].rounds[r] }
 
-// Remaining returns example i's unspent budget ε_i − spent_i.
-func (l *Ledger) Remaining(i int) float64 {
+// Remaining returns example i's budget still available to later rounds:
+// ε_i − spent_i, or 0 once the example is retired (Retired).
+func (l *Ledger) Remaining(i int) float64 { return l.classes[l.class[i]].remaining() }
+
+// Retired reports whether example i was retired: a charged round allotted
+// it its whole remaining budget, so it is never sampled again even if the
+// accountant shows part of that allotment unspent (Unused).
+func (l *Ledger) Retired(i int) bool { return l.classes[l.class[i]].retired }
+
+// Unused returns ε_i − spent_i, the budget example i did not spend (for a
+// retired example: forfeited).
+func (l *Ledger) Unused(i int) float64 {
 	c := l.classes[l.class[i]]
 	return math.Max(c.budget.Epsilon-c.spent, 0)
 }
 
-func (c *class) remaining() float64 { return math.Max(c.budget.Epsilon-c.spent, 0) }
+func (c *class) remaining() float64 {
+	if c.retired {
+		return 0
+	}
+	return math.Max(c.budget.Epsilon-c.spent, 0)
+}
 
 // PlanRequest configures one round.
 type PlanRequest struct {
@@ -145,6 +166,18 @@ type PlanRequest struct {
 // its cap given its history (Algorithm 4 with the class's own accountant as
 // the history h and its own rate q·π). With every cap met, no example can
 // exceed its budget. Plan fails when no example has budget left.
+//
+// Retirement. A class with remaining ≤ τ_R is allotted its whole remaining
+// budget (cap = ε_i) and is retired when the round is charged: Algorithm 1's
+// step 11 leaves it max(ε_i − ε', 0) = 0. The RDP accountant usually shows
+// such a class spent less than its cap — σ_R is set by the most demanding
+// class, and the accountant is tighter than the allotment — but that slack
+// is not kept for later rounds. Keeping it is what made loss_a collapse:
+// every class sampled at π < 1 ended the round with a small positive
+// leftover, loss_a (≈ 2·min(waste_u, waste_s)) then put τ_{R+1} at those
+// leftovers (0.006, then 1e-5 on MNIST), and the calibrated σ for such τ
+// (1.4, then 31) destroyed the model. Retiring only stops spending, so the
+// ledger's guarantee is unchanged.
 func (l *Ledger) Plan(req PlanRequest) (Round, error) {
 	if !(req.Q > 0 && req.Q <= 1) {
 		return Round{}, fmt.Errorf("ledger plan: sampling rate q must be in (0, 1], got %v", req.Q)
@@ -156,7 +189,8 @@ func (l *Ledger) Plan(req PlanRequest) (Round, error) {
 		return Round{}, fmt.Errorf("ledger plan: σ must be finite and ≥ 0, got %v", req.Sigma)
 	}
 	r := Round{Index: len(l.rounds), Q: req.Q, Steps: req.Steps,
-		Rates: make([]float64, len(l.classes)), Caps: make([]float64, len(l.classes))}
+		Rates: make([]float64, len(l.classes)), Caps: make([]float64, len(l.classes)),
+		Retires: make([]bool, len(l.classes))}
 	var values, counts []float64
 	for _, c := range l.classes {
 		if rem := c.remaining(); rem > MinRemaining {
@@ -184,6 +218,7 @@ func (l *Ledger) Plan(req PlanRequest) (Round, error) {
 		if rem := c.remaining(); rem > MinRemaining {
 			r.Rates[k] = Rate(rem, r.Tau)
 			r.Caps[k] = c.spent + math.Min(rem, r.Tau)
+			r.Retires[k] = rem <= r.Tau
 			r.Participants += float64(c.count) * r.Rates[k]
 		} else {
 			r.Caps[k] = c.spent
@@ -315,8 +350,8 @@ func (l *Ledger) Charge(r Round) error {
 	if r.Index != len(l.rounds) {
 		return fmt.Errorf("ledger: charging round %d, but %d rounds are recorded (a round is charged exactly once)", r.Index, len(l.rounds))
 	}
-	if len(r.Rates) != len(l.classes) || len(r.Caps) != len(l.classes) {
-		return fmt.Errorf("ledger: round %d has %d rates and %d caps for %d classes", r.Index, len(r.Rates), len(r.Caps), len(l.classes))
+	if len(r.Rates) != len(l.classes) || len(r.Caps) != len(l.classes) || r.Retires != nil && len(r.Retires) != len(l.classes) {
+		return fmt.Errorf("ledger: round %d has %d rates, %d caps and %d retirements for %d classes", r.Index, len(r.Rates), len(r.Caps), len(r.Retires), len(l.classes))
 	}
 	type update struct {
 		acct  *privacy.Accountant
@@ -351,6 +386,7 @@ func (l *Ledger) Charge(r Round) error {
 		inc := 0.0
 		if u := ups[k]; u != nil {
 			c.acct, c.spent, c.order, inc = u.acct, u.res.Epsilon, u.res.Order, u.delta
+			c.retired = c.retired || r.Retires != nil && r.Retires[k]
 		}
 		c.rounds = append(c.rounds, inc)
 	}

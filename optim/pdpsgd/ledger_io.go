@@ -26,6 +26,7 @@ type classJSON struct {
 	Count      int                 `json:"count"`
 	Spent      float64             `json:"spent"`
 	Rounds     []float64           `json:"rounds"`
+	Retired    bool                `json:"retired,omitempty"`
 	Accountant *privacy.Accountant `json:"accountant"`
 }
 
@@ -34,7 +35,7 @@ type classJSON struct {
 func (l *Ledger) MarshalJSON() ([]byte, error) {
 	out := ledgerJSON{Version: 1, Conversion: l.conv, Class: l.class, Rounds: l.rounds}
 	for _, c := range l.classes {
-		out.Classes = append(out.Classes, classJSON{Budget: c.budget, Count: c.count, Spent: c.spent, Rounds: c.rounds, Accountant: c.acct})
+		out.Classes = append(out.Classes, classJSON{Budget: c.budget, Count: c.count, Spent: c.spent, Rounds: c.rounds, Retired: c.retired, Accountant: c.acct})
 	}
 	return json.Marshal(out)
 }
@@ -70,7 +71,7 @@ func (l *Ledger) UnmarshalJSON(data []byte) error {
 		if c.Count != counts[k] {
 			return fmt.Errorf("ledger: class %d claims %d examples, has %d", k, c.Count, counts[k])
 		}
-		nl.classes = append(nl.classes, &class{budget: c.Budget, count: c.Count, acct: c.Accountant, spent: c.Spent, rounds: c.Rounds})
+		nl.classes = append(nl.classes, &class{budget: c.Budget, count: c.Count, acct: c.Accountant, spent: c.Spent, rounds: c.Rounds, retired: c.Retired})
 	}
 	for _, c := range nl.classes {
 		res, err := c.acct.Epsilon(c.budget.Delta, nl.conv)
@@ -87,14 +88,16 @@ func (l *Ledger) UnmarshalJSON(data []byte) error {
 }
 
 // WriteCSV writes the per-example ledger: index, budget ε_i and δ_i, the ε
-// charged in each round, the total spent and the remaining budget.
+// charged in each round, the total spent, the unused budget ε_i − spent_i,
+// and whether the example is retired (1: never sampled again; its unused
+// budget is forfeited).
 func (l *Ledger) WriteCSV(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	bw.WriteString("index,epsilon,delta")
 	for r := range l.rounds {
 		fmt.Fprintf(bw, ",round_%d", r+1)
 	}
-	bw.WriteString(",spent,remaining\n")
+	bw.WriteString(",spent,unused,retired\n")
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	// Rows of a class are identical apart from the index.
 	rows := make([]string, len(l.classes))
@@ -103,7 +106,11 @@ func (l *Ledger) WriteCSV(w io.Writer) error {
 		for _, v := range c.rounds {
 			s += "," + f(v)
 		}
-		rows[k] = s + "," + f(c.spent) + "," + f(c.remaining()) + "\n"
+		retired := "0"
+		if c.retired {
+			retired = "1"
+		}
+		rows[k] = s + "," + f(c.spent) + "," + f(math.Max(c.budget.Epsilon-c.spent, 0)) + "," + retired + "\n"
 	}
 	for i, k := range l.class {
 		bw.WriteString(strconv.Itoa(i))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"math"
 	"strconv"
 	"strings"
@@ -214,6 +215,18 @@ func TestLedgerJSONAndCSV(t *testing.T) {
 	if !back.SameBudgets(budgets) {
 		t.Fatal("budgets changed in the round trip")
 	}
+	retired := 0
+	for i := range budgets {
+		if back.Retired(i) != l.Retired(i) || back.Remaining(i) != l.Remaining(i) {
+			t.Fatalf("example %d: retirement not kept in the round trip", i)
+		}
+		if l.Retired(i) {
+			retired++
+		}
+	}
+	if retired == 0 {
+		t.Fatal("no example below τ_1 was retired")
+	}
 	req := PlanRequest{Q: 0.01, Steps: 50, Loss: Loss{W1: 0.7, W2: 0.3}}
 	a, _ := l.Plan(req)
 	b, _ := back.Plan(req)
@@ -228,7 +241,7 @@ func TestLedgerJSONAndCSV(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != len(budgets)+1 || strings.Join(rows[0], ",") != "index,epsilon,delta,round_1,spent,remaining" {
+	if len(rows) != len(budgets)+1 || strings.Join(rows[0], ",") != "index,epsilon,delta,round_1,spent,unused,retired" {
 		t.Fatalf("csv header %v, %d rows", rows[0], len(rows))
 	}
 	for i, row := range rows[1:] {
@@ -238,5 +251,68 @@ func TestLedgerJSONAndCSV(t *testing.T) {
 		if row[0] != strconv.Itoa(i) || eps != budgets[i].Epsilon || r1 != spent || spent > eps || spent != l.Spent(i) {
 			t.Fatalf("row %d: %v", i, row)
 		}
+	}
+}
+
+// TestAdaptiveThresholdDoesNotCollapse reproduces the MNIST setting in
+// which loss_a collapsed (60000 examples, k = 0 budgets in [0.5, 1],
+// δ = 1e-5, q = 64/60000, one epoch per round): without retirement, every
+// class sampled at π < 1 kept a small leftover, loss_a chose τ_2 ≈ 0.006
+// and τ_3 ≈ 1e-5, and σ rose to 1.4 and then 31. With retirement, the
+// classes allotted their whole remaining budget are never sampled again,
+// every τ_R is a real budget level, σ stays near the first round's, and no
+// example overspends.
+func TestAdaptiveThresholdDoesNotCollapse(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		loss Loss
+	}{
+		{"adaptive", Loss{Adaptive: true}},
+		{"fixed", Loss{W1: 0.7, W2: 0.3}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			budgets, err := GroupSpec{Groups: 20, Min: 0.5, Max: 1}.Generate(60000, 1e-5, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l, err := NewLedger(budgets, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sigma0 float64
+			for round := 0; round < 3; round++ {
+				r, err := l.Plan(PlanRequest{Q: 64.0 / 60000, Steps: 938, Loss: tc.loss})
+				if errors.Is(err, ErrExhausted) && round > 0 {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if round == 0 {
+					sigma0 = r.Sigma
+				}
+				// A gap between two of the 20 budget levels is 0.026; the
+				// collapse put τ at 0.006 and 1e-5.
+				if r.Tau < 0.02 || r.Sigma > 1.2*sigma0 {
+					t.Fatalf("round %d: τ = %v, σ = %v (round 1: σ = %v): the threshold collapsed", round+1, r.Tau, r.Sigma, sigma0)
+				}
+				if err := l.Charge(r); err != nil {
+					t.Fatal(err)
+				}
+				for k, c := range l.classes {
+					if r.Rates[k] > 0 && r.Rates[k] < 1 && (!c.retired || c.remaining() != 0) {
+						t.Fatalf("round %d: class ε = %v sampled at π = %v was not retired", round+1, c.budget.Epsilon, r.Rates[k])
+					}
+				}
+			}
+			if err := l.Check(); err != nil {
+				t.Fatal(err)
+			}
+			for i := range budgets {
+				if l.Spent(i) > budgets[i].Epsilon || l.Unused(i) < 0 {
+					t.Fatalf("example %d: spent %v, unused %v of %v", i, l.Spent(i), l.Unused(i), budgets[i].Epsilon)
+				}
+			}
+		})
 	}
 }
