@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"sync"
+
+	"gonum.org/v1/gonum/blas/blas32"
 )
 
 // clipRows scales each row of g (m × p) to L2 norm at most r (r ≤ 0: no
@@ -35,10 +37,7 @@ func clipRows(g []float32, m, p int, r float64, norms []float64, workers int) er
 					return
 				}
 				if r > 0 && n > r {
-					s := float32(r / n)
-					for j := range row {
-						row[j] *= s
-					}
+					blas32.Scal(float32(r/n), blas32.Vector{N: p, Inc: 1, Data: row})
 					n = r
 				}
 				norms[i] = n
