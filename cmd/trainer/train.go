@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 
 	"privtrain/experiments"
@@ -23,6 +24,11 @@ func runTrain(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "trainer train: %v\n", err)
 		return 2
+	}
+	if len(args) == 0 {
+		// The default job never collides with an earlier one: it takes the
+		// first free runs/default, runs/default-2, ….
+		cfg.Out = freeRunDir(cfg.Out)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -129,6 +135,11 @@ func parseTrainFlags(args []string, stderr io.Writer) (experiments.TrainConfig, 
 	if fs.NArg() > 0 {
 		return cfg, false, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
 	}
+	if !*resume { // a resumed run is validated against its stored config
+		if err := cfg.Validate(); err != nil {
+			return cfg, false, err
+		}
+	}
 	return cfg, *resume, nil
 }
 
@@ -149,4 +160,17 @@ func filterFlags(args []string, names ...string) []string {
 		}
 	}
 	return out
+}
+
+// freeRunDir returns dir, or dir-2, dir-3, … : the first that holds no run.
+func freeRunDir(dir string) string {
+	for i := 1; ; i++ {
+		d := dir
+		if i > 1 {
+			d = fmt.Sprintf("%s-%d", dir, i)
+		}
+		if _, err := os.Stat(filepath.Join(d, "config.json")); os.IsNotExist(err) {
+			return d
+		}
+	}
 }
