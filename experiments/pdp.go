@@ -35,6 +35,11 @@ type PDPConfig struct {
 	BudgetMin    float64 `json:"budget_min,omitempty" yaml:"budget_min,omitempty"`
 	BudgetMax    float64 `json:"budget_max,omitempty" yaml:"budget_max,omitempty"`
 	BudgetK      float64 `json:"budget_k,omitempty" yaml:"budget_k,omitempty"`
+	// Accounting is "rdp" (default: per-example RDP with per-step
+	// personalized Poisson sampling) or "paper" (Theorem 4.2 per round with
+	// D_R drawn once per round, Theorem 4.3 across rounds, δ_R = δ_i/k);
+	// see optim/pdpsgd.NewPaperLedger for its validity conditions.
+	Accounting string `json:"accounting,omitempty" yaml:"accounting,omitempty"`
 }
 
 // pdpMethods lists the personalized-DP training methods.
@@ -70,6 +75,14 @@ func PDPPresets() map[string]func(*TrainConfig) {
 		"pdp-mnist":         preset("mnist"),
 		"pdp-fashion-mnist": preset("fashion-mnist"),
 	}
+}
+
+// accounting returns the configured accounting ("" means rdp).
+func (c *PDPConfig) accounting() pdpsgd.Accounting {
+	if c.Accounting == "" {
+		return pdpsgd.AccountingRDP
+	}
+	return pdpsgd.Accounting(c.Accounting)
 }
 
 // pdpLoss returns the configured threshold loss.
@@ -110,6 +123,8 @@ func (c *TrainConfig) validatePDP() error {
 		return bad("epochs per round must be finite and > 0 (or set steps), got %v", p.RoundEpochs)
 	case p.ThresholdLoss != "fixed" && p.ThresholdLoss != "adaptive":
 		return bad("threshold loss must be fixed or adaptive, got %q", p.ThresholdLoss)
+	case p.Accounting != "" && pdpsgd.Accounting(p.Accounting).Validate() != nil:
+		return bad("%v", pdpsgd.Accounting(p.Accounting).Validate())
 	}
 	if err := p.loss().Validate(); err != nil {
 		return bad("%v", err)

@@ -101,6 +101,26 @@ type pdpJob struct {
 	st          pdpState
 }
 
+// nominalBatch makes the trainer divide the released (clipped, noised) sum
+// by the nominal batch q·N instead of the round's expected batch q·Σ_i π_i.
+// The model of pdp-sgd, pdp-sampling and pdp-dpsgd is trained across rounds
+// like Opacus' DPOptimizer, whose expected batch size is fixed when the
+// model is made private: the paper swaps in its PDP sampler but keeps that
+// normalisation. Dividing by q·Σπ instead keeps the step size while the
+// participants shrink (to 3000 of 60000 in the last rounds on MNIST): every
+// step then averages ~3 clipped gradients with noise σ·C, and the last rounds
+// destroyed the model (MNIST test accuracy 75% → 10%). Both are public
+// constants, so privacy is unaffected; the signal-to-noise ratio of a step
+// is the same, only the step size scales with the participation Σπ/N.
+// pdp-adapdp trains a fresh model per round on D_T and keeps the round's
+// expected batch.
+type nominalBatch struct {
+	optim.Sampler
+	size float64
+}
+
+func (s nominalBatch) ExpectedBatchSize() float64 { return s.size }
+
 // pdpLength returns the number of rounds and steps per round.
 func pdpLength(cfg TrainConfig, q float64) (rounds, steps int) {
 	rounds = cfg.PDP.Rounds
@@ -144,7 +164,12 @@ func buildPDPJob(cfg TrainConfig, resume bool) (*pdpJob, error) {
 	j.spec = model.Spec{Arch: cfg.Model, InputShape: train.Shape, Classes: train.Classes}
 	rounds, roundSteps := pdpLength(cfg, j.q)
 	if !resume {
-		ledger, err := pdpsgd.NewLedger(budgets, j.conv)
+		var ledger *pdpsgd.Ledger
+		if cfg.PDP.accounting() == pdpsgd.AccountingPaper {
+			ledger, err = pdpsgd.NewPaperLedger(budgets, j.conv, rounds)
+		} else {
+			ledger, err = pdpsgd.NewLedger(budgets, j.conv)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -165,6 +190,8 @@ func buildPDPJob(cfg TrainConfig, resume bool) (*pdpJob, error) {
 		return nil, fmt.Errorf("resume %s: PDP state version %d, this trainer reads 1", cfg.Out, j.st.Version)
 	case j.st.Ledger == nil || !j.st.Ledger.SameBudgets(budgets):
 		return nil, fmt.Errorf("resume %s: the ledger's budgets differ from the configuration's", cfg.Out)
+	case j.st.Ledger.Accounting() != cfg.PDP.accounting():
+		return nil, fmt.Errorf("resume %s: the run uses %s accounting, the configuration %s", cfg.Out, j.st.Ledger.Accounting(), cfg.PDP.accounting())
 	case j.st.Rounds != rounds || j.st.RoundSteps != roundSteps:
 		return nil, fmt.Errorf("resume %s: the run was planned as %d rounds of %d steps, the configuration now gives %d of %d: the run length of a personalized run cannot change", cfg.Out, j.st.Rounds, j.st.RoundSteps, rounds, roundSteps)
 	}
@@ -256,13 +283,25 @@ func (j *pdpJob) round(ctx context.Context, metrics *metricsLog, bar *progressba
 	if err != nil {
 		return fmt.Errorf("round %d: %w", R+1, err)
 	}
-	rates, err := j.st.Ledger.SampleRates(plan)
+	var rates []float64
+	if j.st.Ledger.Accounting() == pdpsgd.AccountingPaper {
+		// D_R is drawn once for the round (Theorem 4.2); the steps then
+		// sample it at the public rate q. |D_R| is not reported: it is a
+		// function of the secret draw.
+		rates, _, err = j.st.Ledger.DrawRates(plan, optim.DeriveSeed(j.cfg.Seed, fmt.Sprintf("draw-round-%d", R)))
+	} else {
+		rates, err = j.st.Ledger.SampleRates(plan)
+	}
 	if err != nil {
 		return err
 	}
-	sampler, err := datasets.NewPersonalizedPoissonSampler(rates, optim.DeriveSeed(j.cfg.Seed, "sampler"))
+	ps, err := datasets.NewPersonalizedPoissonSampler(rates, optim.DeriveSeed(j.cfg.Seed, "sampler"))
 	if err != nil {
 		return fmt.Errorf("round %d: sampler: %w", R+1, err)
+	}
+	var sampler optim.Sampler = ps
+	if j.cfg.Method != "pdp-adapdp" {
+		sampler = nominalBatch{Sampler: ps, size: j.q * float64(j.train.N)}
 	}
 	if j.cfg.Method == "pdp-adapdp" {
 		j.model, err = model.New(j.spec, optim.DeriveSeed(j.cfg.Seed, fmt.Sprintf("init-round-%d", R)))

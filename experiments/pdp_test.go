@@ -80,18 +80,19 @@ func TestPDPMethodsOnMNIST(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
-		method, loss string
-		rounds       int
+		method, loss, accounting string
+		rounds                   int
 	}{
-		{"pdp-dpsgd", "fixed", 1},
-		{"pdp-sampling", "fixed", 1},
-		{"pdp-adapdp", "fixed", 2},
-		{"pdp-sgd", "fixed", 2},
-		{"pdp-sgd", "adaptive", 2},
+		{"pdp-dpsgd", "fixed", "rdp", 1},
+		{"pdp-sampling", "fixed", "rdp", 1},
+		{"pdp-adapdp", "fixed", "rdp", 2},
+		{"pdp-sgd", "fixed", "rdp", 2},
+		{"pdp-sgd", "adaptive", "rdp", 2},
+		{"pdp-sgd", "fixed", "paper", 2},
 	} {
-		t.Run(tc.method+"-"+tc.loss, func(t *testing.T) {
-			c := pdpRun(tc.method, filepath.Join(dir, tc.method+tc.loss))
-			c.PDP.ThresholdLoss = tc.loss
+		t.Run(tc.method+"-"+tc.loss+"-"+tc.accounting, func(t *testing.T) {
+			c := pdpRun(tc.method, filepath.Join(dir, tc.method+tc.loss+tc.accounting))
+			c.PDP.ThresholdLoss, c.PDP.Accounting = tc.loss, tc.accounting
 			if tc.method == "pdp-sampling" {
 				c.PDP.BudgetsFile = budgetFile
 			}
@@ -111,6 +112,10 @@ func TestPDPMethodsOnMNIST(t *testing.T) {
 			g := rep.Guarantee
 			if g.Examples != 60000 || g.MinSlack < 0 || s.Epsilon != g.SpentMax || !(s.TestAccuracy > 0 && s.TestAccuracy <= 1) {
 				t.Fatalf("summary %+v, guarantee %+v", s, g)
+			}
+			paper := strings.Contains(g.Statement, "Theorem 4.2 per round")
+			if paper != (tc.accounting == "paper") || g.DeltaMax > 1e-5 {
+				t.Errorf("%s accounting: guarantee %+v", tc.accounting, g)
 			}
 			var maxSpent float64
 			for _, r := range rows {
@@ -232,6 +237,7 @@ func TestPDPValidate(t *testing.T) {
 		"groups":     func(c *TrainConfig) { c.PDP.BudgetMin, c.PDP.BudgetMax = 1, 0.5 },
 		"k":          func(c *TrainConfig) { c.PDP.BudgetMax, c.PDP.BudgetK = 4, -0.2 },
 		"adapdp σ":   func(c *TrainConfig) { c.Method, c.Sigma = "pdp-adapdp", 0 },
+		"accounting": func(c *TrainConfig) { c.PDP.Accounting = "moments" },
 	} {
 		c := pdpRun("pdp-sgd", "x")
 		f(&c)

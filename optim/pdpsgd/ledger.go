@@ -24,10 +24,14 @@ const MinRemaining = 1e-9
 //
 // A Ledger is not safe for concurrent use.
 type Ledger struct {
-	conv    privacy.Conversion
-	class   []int // example → class
-	classes []*class
-	rounds  []Round
+	conv privacy.Conversion
+	// acc is the accounting; paperRounds the k of AccountingPaper (δ_R =
+	// δ_i/k per round).
+	acc         Accounting
+	paperRounds int
+	class       []int // example → class
+	classes     []*class
+	rounds      []Round
 }
 
 type class struct {
@@ -40,6 +44,9 @@ type class struct {
 	// retired is set once a charged round allotted the class its whole
 	// remaining budget (see Round.Retires): it is never sampled again.
 	retired bool
+	// deltaSpent is Σ_R π_{i,R}·δ_R under AccountingPaper (Theorem 4.2's
+	// δ per round, summed by Theorem 4.3); unused under AccountingRDP.
+	deltaSpent float64
 }
 
 // Round is the plan of one round and, once charged, what it spent.
@@ -67,6 +74,9 @@ type Round struct {
 	Participants float64 `json:"participants"`
 	// Loss is the threshold loss at Tau.
 	Loss float64 `json:"loss"`
+	// RoundDelta is, under AccountingPaper, the δ_R at which the round's
+	// DP-SGD is (≤ τ_R, δ_R)-DP (min over eligible classes of δ_i/k).
+	RoundDelta float64 `json:"round_delta,omitempty"`
 }
 
 // NewLedger starts a ledger for the given budgets under conversion c (""
@@ -81,7 +91,7 @@ func NewLedger(budgets []Budget, c privacy.Conversion) (*Ledger, error) {
 	if len(budgets) == 0 {
 		return nil, errors.New("ledger: no budgets")
 	}
-	l := &Ledger{conv: c, class: make([]int, len(budgets))}
+	l := &Ledger{conv: c, acc: AccountingRDP, class: make([]int, len(budgets))}
 	index := map[Budget]int{}
 	for i, b := range budgets {
 		if err := checkBudget(b); err != nil {
@@ -188,6 +198,9 @@ func (l *Ledger) Plan(req PlanRequest) (Round, error) {
 	if req.Sigma < 0 || math.IsNaN(req.Sigma) || math.IsInf(req.Sigma, 0) {
 		return Round{}, fmt.Errorf("ledger plan: σ must be finite and ≥ 0, got %v", req.Sigma)
 	}
+	if l.acc == AccountingPaper && len(l.rounds) >= l.paperRounds {
+		return Round{}, fmt.Errorf("%w: paper accounting was set up for %d rounds (δ_R = δ_i/%d); round %d would exceed Δ", ErrExhausted, l.paperRounds, l.paperRounds, len(l.rounds)+1)
+	}
 	r := Round{Index: len(l.rounds), Q: req.Q, Steps: req.Steps,
 		Rates: make([]float64, len(l.classes)), Caps: make([]float64, len(l.classes)),
 		Retires: make([]bool, len(l.classes))}
@@ -209,8 +222,17 @@ func (l *Ledger) Plan(req PlanRequest) (Round, error) {
 		}
 		r.Loss = req.Loss.Value(values, counts, r.Tau)
 	} else {
+		minTau := 0.0
+		if l.acc == AccountingPaper {
+			var err error
+			if minTau, err = l.paperFloor(req); err != nil {
+				return Round{}, err
+			}
+		}
 		var err error
-		if r.Tau, r.Loss, err = req.Loss.Threshold(values, counts); err != nil {
+		if r.Tau, r.Loss, err = req.Loss.ThresholdFrom(values, counts, minTau); errors.Is(err, ErrNoThreshold) {
+			return Round{}, fmt.Errorf("%w: every remaining budget is below %v, the least ε a round of %d steps can be certified at", ErrExhausted, minTau, req.Steps)
+		} else if err != nil {
 			return Round{}, fmt.Errorf("ledger plan: %w", err)
 		}
 	}
@@ -222,6 +244,14 @@ func (l *Ledger) Plan(req PlanRequest) (Round, error) {
 			r.Participants += float64(c.count) * r.Rates[k]
 		} else {
 			r.Caps[k] = c.spent
+		}
+	}
+	if l.acc == AccountingPaper {
+		r.RoundDelta = math.Inf(1)
+		for k, c := range l.classes {
+			if r.Rates[k] > 0 {
+				r.RoundDelta = math.Min(r.RoundDelta, c.budget.Delta/float64(l.paperRounds))
+			}
 		}
 	}
 	var err error
@@ -259,8 +289,18 @@ func (l *Ledger) after(c *class, sigma, q, pi float64, steps int) (privacy.Epsil
 // every eligible class's cap after r.Steps steps.
 func (l *Ledger) calibrate(r Round) (float64, error) {
 	var sigma float64
+	if l.acc == AccountingPaper {
+		// One (τ_R, δ_R)-DP DP-SGD run at rate q over D_R (Theorem 4.2's
+		// A^{τ,δ}); no history (Theorem 4.3 composes the rounds).
+		s, err := privacy.CalibrateSigma(privacy.CalibrationRequest{
+			TargetEpsilon: r.Tau, Delta: r.RoundDelta, Q: r.Q, Steps: r.Steps, Conversion: l.conv})
+		if err != nil {
+			return 0, fmt.Errorf("ledger plan: %w", err)
+		}
+		sigma = s
+	}
 	for k, c := range l.classes {
-		if r.Rates[k] == 0 {
+		if r.Rates[k] == 0 || l.acc == AccountingPaper {
 			continue
 		}
 		s, err := privacy.CalibrateSigma(privacy.CalibrationRequest{
@@ -297,11 +337,21 @@ func (l *Ledger) fits(r Round, sigma float64, steps int) (bool, error) {
 		if r.Rates[k] == 0 {
 			continue
 		}
-		res, _, err := l.after(c, sigma, r.Q, r.Rates[k], steps)
-		if err != nil {
-			return false, err
+		var eps float64
+		if l.acc == AccountingPaper {
+			inc, err := l.paperCharge(c, sigma, r.Q, r.Rates[k], steps)
+			if err != nil {
+				return false, err
+			}
+			eps = c.spent + inc
+		} else {
+			res, _, err := l.after(c, sigma, r.Q, r.Rates[k], steps)
+			if err != nil {
+				return false, err
+			}
+			eps = res.Epsilon
 		}
-		if res.Epsilon > r.Caps[k] {
+		if eps > r.Caps[k] || eps > c.budget.Epsilon {
 			return false, nil
 		}
 	}
@@ -331,6 +381,9 @@ func (l *Ledger) stepsThatFit(r Round) (int, error) {
 // SampleRates returns the per-example, per-step Poisson rates q·π_i of
 // round r (0 for exhausted examples).
 func (l *Ledger) SampleRates(r Round) ([]float64, error) {
+	if l.acc == AccountingPaper {
+		return nil, errors.New("ledger: paper accounting needs D_R drawn once per round (DrawRates), not per-step personalized rates: Theorem 4.2 does not cover per-step sampling")
+	}
 	if len(r.Rates) != len(l.classes) {
 		return nil, fmt.Errorf("ledger: round has %d class rates, ledger %d classes", len(r.Rates), len(l.classes))
 	}
@@ -370,7 +423,17 @@ func (l *Ledger) Charge(r Round) error {
 		if c.remaining() <= MinRemaining {
 			return fmt.Errorf("ledger: round %d samples the exhausted class ε = %v", r.Index, c.budget.Epsilon)
 		}
-		res, a, err := l.after(c, r.Sigma, r.Q, pi, r.Steps)
+		var res privacy.EpsilonResult
+		var a *privacy.Accountant
+		var inc float64
+		var err error
+		if l.acc == AccountingPaper {
+			inc, err = l.paperCharge(c, r.Sigma, r.Q, pi, r.Steps)
+			res, a = privacy.EpsilonResult{Epsilon: c.spent + inc}, c.acct
+		} else {
+			res, a, err = l.after(c, r.Sigma, r.Q, pi, r.Steps)
+			inc = res.Epsilon - c.spent
+		}
 		if err != nil {
 			return fmt.Errorf("ledger: round %d: %w", r.Index, err)
 		}
@@ -380,13 +443,16 @@ func (l *Ledger) Charge(r Round) error {
 		if res.Epsilon > r.Caps[k] {
 			return fmt.Errorf("ledger: round %d would spend ε = %v of class ε = %v, above its round cap %v: refused", r.Index, res.Epsilon, c.budget.Epsilon, r.Caps[k])
 		}
-		ups[k] = &update{acct: a, res: res, delta: res.Epsilon - c.spent}
+		ups[k] = &update{acct: a, res: res, delta: inc}
 	}
 	for k, c := range l.classes {
 		inc := 0.0
 		if u := ups[k]; u != nil {
 			c.acct, c.spent, c.order, inc = u.acct, u.res.Epsilon, u.res.Order, u.delta
 			c.retired = c.retired || r.Retires != nil && r.Retires[k]
+			if l.acc == AccountingPaper {
+				c.deltaSpent += r.Rates[k] * l.paperDelta(c)
+			}
 		}
 		c.rounds = append(c.rounds, inc)
 	}
@@ -399,7 +465,13 @@ func (l *Ledger) Charge(r Round) error {
 // to it, or if any example's spent ε exceeds its budget ε_i.
 func (l *Ledger) Check() error {
 	var errs []error
+	if l.acc == AccountingPaper {
+		errs = l.checkPaper()
+	}
 	for _, c := range l.classes {
+		if l.acc == AccountingPaper {
+			break
+		}
 		res, err := c.acct.Epsilon(c.budget.Delta, l.conv)
 		if err != nil {
 			return fmt.Errorf("ledger check: %w", err)

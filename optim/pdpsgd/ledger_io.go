@@ -15,7 +15,10 @@ import (
 type ledgerJSON struct {
 	Version    int                `json:"version"`
 	Conversion privacy.Conversion `json:"conversion"`
-	Classes    []classJSON        `json:"classes"`
+	// Accounting is "" (read as rdp) or paper, with PaperRounds its k.
+	Accounting  Accounting  `json:"accounting,omitempty"`
+	PaperRounds int         `json:"paper_rounds,omitempty"`
+	Classes     []classJSON `json:"classes"`
 	// Class maps each example to its class.
 	Class  []int   `json:"class"`
 	Rounds []Round `json:"rounds"`
@@ -27,15 +30,16 @@ type classJSON struct {
 	Spent      float64             `json:"spent"`
 	Rounds     []float64           `json:"rounds"`
 	Retired    bool                `json:"retired,omitempty"`
+	DeltaSpent float64             `json:"delta_spent,omitempty"`
 	Accountant *privacy.Accountant `json:"accountant"`
 }
 
 // MarshalJSON writes the budgets, every class's accountant history and the
 // charged rounds.
 func (l *Ledger) MarshalJSON() ([]byte, error) {
-	out := ledgerJSON{Version: 1, Conversion: l.conv, Class: l.class, Rounds: l.rounds}
+	out := ledgerJSON{Version: 1, Conversion: l.conv, Class: l.class, Rounds: l.rounds, Accounting: l.acc, PaperRounds: l.paperRounds}
 	for _, c := range l.classes {
-		out.Classes = append(out.Classes, classJSON{Budget: c.budget, Count: c.count, Spent: c.spent, Rounds: c.rounds, Retired: c.retired, Accountant: c.acct})
+		out.Classes = append(out.Classes, classJSON{Budget: c.budget, Count: c.count, Spent: c.spent, Rounds: c.rounds, Retired: c.retired, DeltaSpent: c.deltaSpent, Accountant: c.acct})
 	}
 	return json.Marshal(out)
 }
@@ -53,7 +57,16 @@ func (l *Ledger) UnmarshalJSON(data []byte) error {
 	if err := in.Conversion.Validate(); err != nil {
 		return fmt.Errorf("ledger: %w", err)
 	}
-	nl := Ledger{conv: in.Conversion, class: in.Class, rounds: in.Rounds}
+	if in.Accounting == "" {
+		in.Accounting = AccountingRDP
+	}
+	if err := in.Accounting.Validate(); err != nil {
+		return fmt.Errorf("ledger: %w", err)
+	}
+	if (in.Accounting == AccountingPaper) != (in.PaperRounds > 0) {
+		return fmt.Errorf("ledger: accounting %s with %d paper rounds", in.Accounting, in.PaperRounds)
+	}
+	nl := Ledger{conv: in.Conversion, acc: in.Accounting, paperRounds: in.PaperRounds, class: in.Class, rounds: in.Rounds}
 	counts := make([]int, len(in.Classes))
 	for i, k := range in.Class {
 		if k < 0 || k >= len(in.Classes) {
@@ -71,9 +84,12 @@ func (l *Ledger) UnmarshalJSON(data []byte) error {
 		if c.Count != counts[k] {
 			return fmt.Errorf("ledger: class %d claims %d examples, has %d", k, c.Count, counts[k])
 		}
-		nl.classes = append(nl.classes, &class{budget: c.Budget, count: c.Count, acct: c.Accountant, spent: c.Spent, rounds: c.Rounds, retired: c.Retired})
+		nl.classes = append(nl.classes, &class{budget: c.Budget, count: c.Count, acct: c.Accountant, spent: c.Spent, rounds: c.Rounds, retired: c.Retired, deltaSpent: c.DeltaSpent})
 	}
 	for _, c := range nl.classes {
+		if nl.acc == AccountingPaper {
+			break
+		}
 		res, err := c.acct.Epsilon(c.budget.Delta, nl.conv)
 		if err != nil {
 			return fmt.Errorf("ledger: %w", err)
@@ -134,11 +150,13 @@ type Guarantee struct {
 	// spent_i/ε_i (how much of the budgets the run used).
 	MinSlack float64 `json:"min_slack"`
 	MeanUse  float64 `json:"mean_use"`
-	// DeltaMax is max δ_i: Δ = {δ_i} by individual RDP composition.
+	// DeltaMax is max δ_i: Δ = {δ_i} by individual RDP composition (paper
+	// accounting: the largest δ spent, Σ_R π_{i,R}·δ_i/k ≤ δ_i).
 	DeltaMax float64 `json:"delta_max"`
 	// Theorem45Delta is R_max·max δ_i, the Δ Theorem 4.5 states for the
 	// paper's ε-level composition over R_max rounds (weaker than DeltaMax,
-	// and implied by it).
+	// and implied by it); under paper accounting, max δ_i, which the
+	// δ_R = δ_i/k split guarantees.
 	Theorem45Delta float64 `json:"theorem_4_5_delta"`
 	// WorstOrder is the Rényi order at which the example with the largest
 	// spend attains it.
@@ -163,9 +181,19 @@ func (l *Ledger) Guarantee() (Guarantee, error) {
 		}
 		g.MinSlack = math.Min(g.MinSlack, b.Epsilon-c.spent)
 		g.MeanUse += float64(c.count) * c.spent / b.Epsilon
-		g.DeltaMax = math.Max(g.DeltaMax, b.Delta)
+		if l.acc == AccountingPaper {
+			g.DeltaMax = math.Max(g.DeltaMax, c.deltaSpent)
+			g.Theorem45Delta = math.Max(g.Theorem45Delta, b.Delta)
+		} else {
+			g.DeltaMax = math.Max(g.DeltaMax, b.Delta)
+		}
 	}
 	g.MeanUse /= float64(len(l.class))
+	if l.acc == AccountingPaper {
+		g.Statement = fmt.Sprintf("(Φ, Δ)-PDP with Φ = the per-example budgets ε_i ∈ [%.4g, %.4g] (spent ε ∈ [%.4g, %.4g], every spent ε_i ≤ its budget) and Δ = {Σ_R π_{i,R}·δ_i/%d} ≤ %.4g ≤ max δ_i = %g, by Theorem 4.2 per round (D_R drawn once per round) and Theorem 4.3 over %d rounds",
+			g.BudgetMin, g.BudgetMax, g.SpentMin, g.SpentMax, l.paperRounds, g.DeltaMax, g.Theorem45Delta, g.Rounds)
+		return g, nil
+	}
 	g.Theorem45Delta = float64(max(len(l.rounds), 1)) * g.DeltaMax
 	g.Statement = fmt.Sprintf("(Φ, Δ)-PDP with Φ = the per-example budgets ε_i ∈ [%.4g, %.4g] (spent ε ∈ [%.4g, %.4g], every spent ε_i ≤ its budget) and Δ = {δ_i} ≤ %g, by individual RDP composition over %d rounds (Theorem 4.8); Theorem 4.5's Δ = R_max·δ = %g also holds",
 		g.BudgetMin, g.BudgetMax, g.SpentMin, g.SpentMax, g.DeltaMax, g.Rounds, g.Theorem45Delta)

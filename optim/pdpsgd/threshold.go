@@ -1,6 +1,7 @@
 package pdpsgd
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -78,6 +79,17 @@ func (l Loss) combine(u, s float64) float64 {
 // no such τ and Threshold returns max Φ (no budget above the threshold is
 // wasted; the smaller budgets are sampled at π < 1).
 func (l Loss) Threshold(values, counts []float64) (tau, loss float64, err error) {
+	return l.ThresholdFrom(values, counts, 0)
+}
+
+// ErrNoThreshold reports that no candidate threshold is at least the
+// smallest admissible τ.
+var ErrNoThreshold = errors.New("threshold: no budget is at least the smallest admissible τ")
+
+// ThresholdFrom is Threshold restricted to the candidates τ ≥ minTau (the
+// ends of the range count for loss_a only when both wastes are positive,
+// as in Threshold). It fails with ErrNoThreshold when no candidate is left.
+func (l Loss) ThresholdFrom(values, counts []float64, minTau float64) (tau, loss float64, err error) {
 	if err := l.Validate(); err != nil {
 		return 0, 0, err
 	}
@@ -104,6 +116,9 @@ func (l Loss) Threshold(values, counts []float64) (tau, loss float64, err error)
 		m++
 	}
 	vs = vs[:m]
+	if vs[m-1].v < minTau {
+		return 0, 0, ErrNoThreshold
+	}
 	if m == 1 {
 		return vs[0].v, 0, nil
 	}
@@ -115,7 +130,7 @@ func (l Loss) Threshold(values, counts []float64) (tau, loss float64, err error)
 	}
 	lo, hi := 0, m-1
 	if l.Adaptive {
-		if m < 3 {
+		if m < 3 || vs[m-2].v < minTau {
 			tau := vs[m-1].v
 			return tau, l.Value(values, counts, tau), nil
 		}
@@ -125,7 +140,7 @@ func (l Loss) Threshold(values, counts []float64) (tau, loss float64, err error)
 	var preE, preB float64
 	best, bestTau := math.Inf(1), 0.0
 	for k := 0; k < m; k++ {
-		if k >= lo && k <= hi {
+		if k >= lo && k <= hi && vs[k].v >= minTau {
 			tau := vs[k].v
 			u, s := wastesAt(tau, preE, preB, sufE[k+1], sufC[k+1])
 			if v := l.combine(u, s); v < best {

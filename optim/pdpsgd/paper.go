@@ -1,0 +1,190 @@
+package pdpsgd
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"privtrain/privacy"
+)
+
+// Accounting selects how the Ledger accounts a personalized run.
+type Accounting string
+
+const (
+	// AccountingRDP is per-example individual RDP: every DP-SGD step
+	// samples example i with probability q·π_i, and example i's spend is
+	// the RDP composition of all its steps (see the package documentation).
+	AccountingRDP Accounting = "rdp"
+	// AccountingPaper is the paper's ε-level accounting, made valid: see
+	// NewPaperLedger.
+	AccountingPaper Accounting = "paper"
+)
+
+// Validate checks the accounting name ("" is not accepted; callers default
+// it).
+func (a Accounting) Validate() error {
+	switch a {
+	case AccountingRDP, AccountingPaper:
+		return nil
+	}
+	return fmt.Errorf("unknown PDP accounting %q (want %q or %q)", string(a), AccountingRDP, AccountingPaper)
+}
+
+// NewPaperLedger starts a ledger with the paper's ε-level accounting
+// (Theorem 4.2 per round, Theorem 4.3 across rounds) for at most rounds
+// rounds, under conversion c for the rounds' DP-SGD.
+//
+// Round R draws D_R once: every eligible example i independently with
+// probability π_i = π(rem_i, τ_R) of Definition 4.1 (DrawRates), and runs
+// DP-SGD on D_R (each step a Poisson sample of D_R at the public rate q)
+// with σ_R calibrated so that this run is (τ_R, δ_R)-DP for add/remove of
+// one record of D_R, δ_R = δ_i/rounds. By Theorem 4.2 the round is then
+// (ε_{i,R}, π_i·δ_R)-DP for example i, with
+//
+//	ε_{i,R} = log(1 + π_i·(e^{ε_R} − 1)) ≤ min(rem_i, τ_R),
+//
+// ε_R ≤ τ_R the round's DP-SGD ε at δ_i/rounds; by Theorem 4.3 (adaptive
+// basic composition) the run is (Σ_R ε_{i,R}, Σ_R π_{i,R}·δ_R)-DP for i, so
+// (ε_i, δ_i)-DP when every charge is kept within the remaining budget.
+//
+// Validity conditions, enforced here:
+//   - one draw of D_R per round, independent of everything else. Theorem
+//     4.2 does not cover per-step personalized sampling (AccountingRDP's
+//     sampler), so SampleRates refuses a paper ledger.
+//   - every eligible example is charged ε_{i,R}, sampled or not. The
+//     paper's Algorithm 1 (step 11) and its proof of Theorem 4.5 charge
+//     only the examples in D_R and count the others as spending 0; that is
+//     not valid: the amplified bound already pays for the chance of not
+//     being sampled, and charging by the (secret) draw would make later
+//     rounds' τ and π depend on it and let an unsampled example be
+//     re-sampled with its full budget until it is picked.
+//   - Σ_R π_{i,R}·δ_R ≤ δ_i: δ_R = δ_i/rounds and at most rounds rounds
+//     (Theorem 4.5 instead states Δ = R_max·δ).
+func NewPaperLedger(budgets []Budget, c privacy.Conversion, rounds int) (*Ledger, error) {
+	if rounds < 1 {
+		return nil, fmt.Errorf("ledger: paper accounting needs rounds ≥ 1, got %d", rounds)
+	}
+	l, err := NewLedger(budgets, c)
+	if err != nil {
+		return nil, err
+	}
+	l.acc, l.paperRounds = AccountingPaper, rounds
+	return l, nil
+}
+
+// Accounting returns the ledger's accounting.
+func (l *Ledger) Accounting() Accounting { return l.acc }
+
+// paperDelta is δ_R for the class: δ_i/rounds.
+func (l *Ledger) paperDelta(c *class) float64 { return c.budget.Delta / float64(l.paperRounds) }
+
+// paperIncrement is ε_{i,R} = log(1 + π·(e^{ε_R} − 1)) for a round of steps
+// DP-SGD steps at (σ, q) that is (ε_R, delta)-DP by the RDP accountant.
+func paperIncrement(conv privacy.Conversion, delta, sigma, q, pi float64, steps int) (float64, error) {
+	a, err := privacy.NewAccountant(nil)
+	if err != nil {
+		return 0, err
+	}
+	if err := a.Compose(mechanism(sigma, q, 1), steps); err != nil {
+		return 0, err
+	}
+	res, err := a.Epsilon(delta, conv)
+	if err != nil {
+		return 0, err
+	}
+	return math.Log1p(pi * math.Expm1(res.Epsilon)), nil
+}
+
+// paperCharge is class c's ε_{i,R} for a round at (σ, q, π, steps).
+func (l *Ledger) paperCharge(c *class, sigma, q, pi float64, steps int) (float64, error) {
+	return paperIncrement(l.conv, l.paperDelta(c), sigma, q, pi, steps)
+}
+
+// floorSigma stands for σ → ∞ in paperFloor (privacy.CalibrateSigma's
+// own search limit).
+const floorSigma = 1e6
+
+// paperFloor returns the least τ a round of req.Steps steps can be
+// certified at under paper accounting: the round's DP-SGD ε at δ_R as
+// σ → ∞ (positive: the RDP-to-DP conversion pays log(1/δ_R)/(α − 1) at the
+// largest order α of the accountant). A smaller τ is unreachable, so the
+// threshold is chosen among the remaining budgets ≥ this floor; when none
+// is left, the run's budgets are exhausted.
+func (l *Ledger) paperFloor(req PlanRequest) (float64, error) {
+	delta := math.Inf(1)
+	for _, c := range l.classes {
+		if c.remaining() > MinRemaining {
+			delta = math.Min(delta, l.paperDelta(c))
+		}
+	}
+	// π = 1 gives ε_R itself.
+	eps, err := paperIncrement(l.conv, delta, floorSigma, req.Q, 1, req.Steps)
+	if err != nil {
+		return 0, fmt.Errorf("ledger plan: %w", err)
+	}
+	return eps, nil
+}
+
+// DrawRates draws D_R of a paper-accounted round: example i is in D_R with
+// probability π of its class (Definition 4.1), independently, from a PCG
+// stream seeded with seed; it returns the per-step rates (q for the
+// examples in D_R, 0 otherwise) and |D_R|.
+func (l *Ledger) DrawRates(r Round, seed uint64) ([]float64, int, error) {
+	if l.acc != AccountingPaper {
+		return nil, 0, errors.New("ledger: DrawRates is for paper accounting (RDP accounting samples per step: SampleRates)")
+	}
+	if len(r.Rates) != len(l.classes) {
+		return nil, 0, fmt.Errorf("ledger: round has %d class rates, ledger %d classes", len(r.Rates), len(l.classes))
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
+	out := make([]float64, len(l.class))
+	n := 0
+	for i, k := range l.class {
+		// One uniform per example, so the draw of i does not depend on
+		// the other examples' rates.
+		if u := rng.Float64(); r.Rates[k] > 0 && u < r.Rates[k] {
+			out[i] = r.Q
+			n++
+		}
+	}
+	return out, n, nil
+}
+
+// checkPaper recomputes every class's charges from the recorded rounds.
+func (l *Ledger) checkPaper() []error {
+	var errs []error
+	if len(l.rounds) > l.paperRounds {
+		errs = append(errs, fmt.Errorf("%d rounds recorded, paper accounting allows %d", len(l.rounds), l.paperRounds))
+	}
+	for k, c := range l.classes {
+		if len(c.rounds) != len(l.rounds) {
+			errs = append(errs, fmt.Errorf("class ε = %v: %d round charges for %d rounds", c.budget.Epsilon, len(c.rounds), len(l.rounds)))
+			continue
+		}
+		var eps, delta float64
+		for R, r := range l.rounds {
+			inc := 0.0
+			if r.Rates[k] > 0 && r.Steps > 0 {
+				v, err := l.paperCharge(c, r.Sigma, r.Q, r.Rates[k], r.Steps)
+				if err != nil {
+					return append(errs, err)
+				}
+				inc = v
+				delta += r.Rates[k] * l.paperDelta(c)
+			}
+			if inc != c.rounds[R] {
+				errs = append(errs, fmt.Errorf("class ε = %v: round %d charge recorded %v, recomputed %v", c.budget.Epsilon, R+1, c.rounds[R], inc))
+			}
+			eps += inc
+		}
+		if math.Abs(eps-c.spent) > 1e-12*math.Max(1, eps) {
+			errs = append(errs, fmt.Errorf("class ε = %v: recorded spend %v, round charges add up to %v", c.budget.Epsilon, c.spent, eps))
+		}
+		if math.Abs(delta-c.deltaSpent) > 1e-12*c.budget.Delta || c.deltaSpent > c.budget.Delta*(1+1e-12) {
+			errs = append(errs, fmt.Errorf("class ε = %v: δ spent %v (recomputed %v) against δ_i = %v", c.budget.Epsilon, c.deltaSpent, delta, c.budget.Delta))
+		}
+	}
+	return errs
+}
