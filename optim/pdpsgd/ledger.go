@@ -187,7 +187,8 @@ type PlanRequest struct {
 // leftover, loss_a (≈ 2·min(waste_u, waste_s)) then put τ_{R+1} at those
 // leftovers (0.006, then 1e-5 on MNIST), and the calibrated σ for such τ
 // (1.4, then 31) destroyed the model. Retiring only stops spending, so the
-// ledger's guarantee is unchanged.
+// ledger's guarantee is unchanged. A fixed-σ round (AdaPDP) that ends at
+// its step limit before reaching the caps retires nobody.
 func (l *Ledger) Plan(req PlanRequest) (Round, error) {
 	if !(req.Q > 0 && req.Q <= 1) {
 		return Round{}, fmt.Errorf("ledger plan: sampling rate q must be in (0, 1], got %v", req.Q)
@@ -257,7 +258,11 @@ func (l *Ledger) Plan(req PlanRequest) (Round, error) {
 	var err error
 	if req.Sigma > 0 {
 		r.Sigma = req.Sigma
-		r.Steps, err = l.stepsThatFit(r)
+		if r.Steps, err = l.stepsThatFit(r); err == nil && r.Steps == req.Steps {
+			// The step limit, not the budgets, ends this round: no class
+			// is allotted its whole remaining budget, none retires.
+			clear(r.Retires)
+		}
 	} else {
 		r.Sigma, err = l.calibrate(r)
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -155,6 +156,11 @@ func TestPlanFixedSigma(t *testing.T) {
 	small, _ := l.Plan(PlanRequest{Q: 64.0 / 60000, Steps: 3, Sigma: 1.3, Loss: Loss{W1: 0.2, W2: 0.8}})
 	if small.Steps != 3 {
 		t.Errorf("the step limit is not respected: %d", small.Steps)
+	}
+	// A budget-bound round retires the classes below τ; a round ended by
+	// its step limit retires nobody (they keep their unspent budget).
+	if !slices.Contains(r.Retires, true) || slices.Contains(small.Retires, true) {
+		t.Errorf("retirements: budget-bound round %v, length-bound round %v", r.Retires, small.Retires)
 	}
 }
 
