@@ -120,3 +120,17 @@ func TestLoadConfigFile(t *testing.T) {
 		}
 	}
 }
+
+func TestCountCorrect(t *testing.T) {
+	scores := []float32{0.1, 0.7, 0.2, 0.5, 0.5, 0, 0, 0, 1}
+	// Row argmaxes: 1, 0 (first on ties), 2.
+	tests := []struct {
+		labels []int
+		want   int
+	}{{[]int{1, 0, 2}, 3}, {[]int{1, 1, 2}, 2}, {[]int{0, 1, 0}, 0}}
+	for _, tc := range tests {
+		if got := countCorrect(scores, 3, tc.labels); got != tc.want {
+			t.Errorf("labels %v: %d correct, want %d", tc.labels, got, tc.want)
+		}
+	}
+}

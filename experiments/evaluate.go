@@ -26,18 +26,26 @@ func Accuracy(m model.Model, x []float32, labels []int, dim int) (float64, error
 		if err := m.Predict(x[lo*dim:hi*dim], k, out[:k*classes]); err != nil {
 			return 0, fmt.Errorf("accuracy: %w", err)
 		}
-		for i := 0; i < k; i++ {
-			row := out[i*classes : (i+1)*classes]
-			best := 0
-			for c := 1; c < classes; c++ {
-				if row[c] > row[best] {
-					best = c
-				}
-			}
-			if best == labels[lo+i] {
-				correct++
-			}
-		}
+		correct += countCorrect(out[:k*classes], classes, labels[lo:hi])
 	}
 	return float64(correct) / float64(n), nil
+}
+
+// countCorrect counts the rows of scores (len(labels) × classes) whose
+// highest-scoring class (the first on ties) equals the label.
+func countCorrect[T float32 | float64](scores []T, classes int, labels []int) int {
+	correct := 0
+	for i, y := range labels {
+		row := scores[i*classes : (i+1)*classes]
+		best := 0
+		for c := 1; c < classes; c++ {
+			if row[c] > row[best] {
+				best = c
+			}
+		}
+		if best == y {
+			correct++
+		}
+	}
+	return correct
 }

@@ -48,18 +48,7 @@ func ensembleAccuracy(models []model.Model, weights []float64, x []float32, labe
 				softmaxAdd(out[i*classes:(i+1)*classes], weights[t]/wsum, mix[i*classes:(i+1)*classes])
 			}
 		}
-		for i := 0; i < k; i++ {
-			row := mix[i*classes : (i+1)*classes]
-			best := 0
-			for c := 1; c < classes; c++ {
-				if row[c] > row[best] {
-					best = c
-				}
-			}
-			if best == labels[lo+i] {
-				correct++
-			}
-		}
+		correct += countCorrect(mix[:k*classes], classes, labels[lo:hi])
 	}
 	return float64(correct) / float64(n), nil
 }
