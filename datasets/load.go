@@ -10,7 +10,7 @@ import (
 const DataDirEnv = "PRIVTRAIN_DATA"
 
 // names lists the datasets Load knows.
-var names = []string{"mnist", "fashion-mnist", "emnist-letters", "emnist-balanced", "cifar10", "ijcnn1"}
+var names = []string{"mnist", "fashion-mnist", "emnist-letters", "emnist-balanced", "cifar10", "svhn", "ijcnn1"}
 
 // Names returns the dataset names accepted by Load.
 func Names() []string { return append([]string(nil), names...) }
@@ -28,8 +28,8 @@ func ResolveDataDir(flag string) string {
 // file against its checksum.
 //
 // Names are "mnist", "fashion-mnist", "emnist-letters", "emnist-balanced",
-// "cifar10" and "ijcnn1". Splits are "train" and "test"; ijcnn1 also has
-// "all" (train followed by test, 141,691 rows). MNIST needs no data
+// "cifar10", "svhn" (cropped digits) and "ijcnn1". Splits are "train" and
+// "test"; ijcnn1 also has "all" (train followed by test, 141,691 rows). MNIST needs no data
 // directory: it is read from the GoMNIST module in the Go module cache
 // unless <dataDir>/mnist/ holds the official files. See docs/datasets.md
 // for the files each dataset expects.
@@ -50,6 +50,8 @@ func Load(name, split, dataDir string) (*Dataset, error) {
 		d, err = loadEMNIST(strings.TrimPrefix(name, "emnist-"), split, dataDir)
 	case "cifar10":
 		d, err = loadCIFAR10(split, dataDir)
+	case "svhn":
+		d, err = loadSVHN(split, dataDir)
 	case "ijcnn1":
 		d, err = loadIJCNN1(split, dataDir)
 	default:
