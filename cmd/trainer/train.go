@@ -92,11 +92,11 @@ func parseTrainFlags(args []string, stderr io.Writer) (experiments.TrainConfig, 
 
 	fs := flag.NewFlagSet("trainer train", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.String("preset", *preset, "hyper-parameter preset: ptr-mnist, ptr-emnist, ptr-cifar10, pdp-mnist, pdp-fashion-mnist")
+	fs.String("preset", *preset, "hyper-parameter preset: ptr-mnist, ptr-emnist, ptr-cifar10, pdp-mnist, pdp-fashion-mnist, pdp-svhn")
 	fs.String("config", *config, "JSON or YAML config file (flags override it)")
 	fs.StringVar(&cfg.Method, "method", cfg.Method, "nonprivate | dpsgd | tsgd-gaussian | tsgd-ptr | nonprivate-robust | pdp-sgd | pdp-sampling | pdp-adapdp | pdp-dpsgd")
 	fs.StringVar(&cfg.Rule, "rule", cfg.Rule, "aggregation rule for nonprivate-robust (coord-median, coord-trimmed-mean, krum, multi-krum, geomed, centered-clip, tsum)")
-	fs.StringVar(&cfg.Dataset, "dataset", cfg.Dataset, "mnist | fashion-mnist | emnist-letters | emnist-balanced | cifar10")
+	fs.StringVar(&cfg.Dataset, "dataset", cfg.Dataset, "mnist | fashion-mnist | emnist-letters | emnist-balanced | cifar10 | svhn")
 	fs.StringVar(&cfg.DataDir, "data-dir", cfg.DataDir, "data directory (default $PRIVTRAIN_DATA; MNIST needs none)")
 	fs.StringVar(&cfg.Model, "model", cfg.Model, "tfp-cnn | pdp-cnn-mnist | pdp-cnn-svhn | logreg")
 	fs.IntVar(&cfg.BatchSize, "batch-size", cfg.BatchSize, "expected batch size (Poisson rate q = batch/N)")
