@@ -241,8 +241,13 @@ func (t *Trainer) Step(step int) (StepResult, error) {
 	}
 	res.Branch, res.Delta, res.DeltaHat, res.F, res.Trimmed = rep.Branch, rep.Delta, rep.DeltaHat, rep.F, rep.Trimmed
 	if t.cfg.Accountant != nil {
+		// Record the cost as soon as the aggregate is released, before it is
+		// used: a step can never be applied without being accounted.
 		if err := t.checkReport(rep); err != nil {
 			return res, fmt.Errorf("step %d: %w", step, err)
+		}
+		if err := t.cfg.Accountant.Compose(t.mech, 1); err != nil {
+			return res, fmt.Errorf("step %d: accounting: %w", step, err)
 		}
 	}
 	lr := t.cfg.LR
@@ -262,9 +267,6 @@ func (t *Trainer) Step(step int) (StepResult, error) {
 		return res, fmt.Errorf("step %d: update: %w", step, err)
 	}
 	if t.cfg.Accountant != nil {
-		if err := t.cfg.Accountant.Compose(t.mech, 1); err != nil {
-			return res, fmt.Errorf("step %d: accounting: %w", step, err)
-		}
 		eps, err := t.cfg.Accountant.Epsilon(t.cfg.Delta, t.cfg.Conversion)
 		if err != nil {
 			return res, fmt.Errorf("step %d: accounting: %w", step, err)

@@ -1,0 +1,182 @@
+package optim
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"privtrain/aggregate"
+	"privtrain/datasets"
+	"privtrain/model"
+	"privtrain/privacy"
+)
+
+// listSampler returns fixed batches: step s gets batches[s].
+type listSampler struct {
+	batches  [][]int
+	expected float64
+}
+
+func (l listSampler) Batch(step int) []int       { return l.batches[step%len(l.batches)] }
+func (l listSampler) ExpectedBatchSize() float64 { return l.expected }
+
+func mnistSlice(t *testing.T, n int) *datasets.Dataset {
+	t.Helper()
+	d, err := datasets.Load("mnist", "train", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d.Subset(seq(n))
+}
+
+func logreg(t *testing.T) model.Model {
+	t.Helper()
+	m, err := model.New(model.Spec{Arch: "logreg", InputShape: []int{784}, Classes: 10}, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Non-zero parameters, so gradients differ between examples.
+	p := m.Params()
+	rng := rand.New(rand.NewPCG(1, 1))
+	for i := range p {
+		p[i] = float32(0.01 * rng.NormFloat64())
+	}
+	if err := m.SetParams(p); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestStepUpdateIsSumOverExpectedBatch checks the update arithmetic without
+// noise or clipping: θ ← θ − lr·Σ∇ℓ_i / E[batch], against the model's own
+// batch gradient.
+func TestStepUpdateIsSumOverExpectedBatch(t *testing.T) {
+	data := mnistSlice(t, 64)
+	m := logreg(t)
+	before := m.Params()
+	idx := []int{3, 5, 8, 13, 21, 34}
+	agg, err := aggregate.New("sum", aggregate.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := NewTrainer(Config{Model: m, Data: data, Labels: true, Aggregator: agg, LR: 0.5,
+		Sampler: listSampler{[][]int{idx}, 10}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := logreg(t)
+	b := model.Batch{X: make([]float32, len(idx)*784), Labels: make([]int, len(idx)), M: len(idx)}
+	if err := data.Gather(idx, b.X, b.Labels, nil); err != nil {
+		t.Fatal(err)
+	}
+	grad := make([]float32, ref.NumParams())
+	if _, err := ref.BatchGrad(b, grad); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.Step(0); err != nil {
+		t.Fatal(err)
+	}
+	after := m.Params()
+	for j := range after {
+		want := float64(before[j]) - 0.5*float64(grad[j])/10
+		if math.Abs(float64(after[j])-want) > 1e-5 {
+			t.Fatalf("parameter %d: %v, want %v", j, after[j], want)
+		}
+	}
+}
+
+// TestPrivateStepAccounting: every step is accounted, empty batches
+// included; a mechanism other than the planned one and non-finite gradients
+// are refused before anything is accounted.
+func TestPrivateStepAccounting(t *testing.T) {
+	data := mnistSlice(t, 64)
+	newTrainer := func(aggSigma, planSigma float64, batches [][]int) (*Trainer, *privacy.Accountant) {
+		agg, err := aggregate.New("sum", aggregate.Config{Sigma: aggSigma, ClipNorm: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		acct, err := privacy.NewAccountant(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr, err := NewTrainer(Config{Model: logreg(t), Data: data, Labels: true, Aggregator: agg, LR: 0.1,
+			ClipNorm: 1, Q: 0.1, Delta: 1e-5, Accountant: acct, StepMechanism: privacy.Gaussian{Sigma: planSigma},
+			Sampler: listSampler{batches, 6.4}, Seed: 9})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tr, acct
+	}
+	tr, acct := newTrainer(1.1, 1.1, [][]int{{1, 2, 3}, {}, {4}})
+	var last float64
+	for s := 0; s < 3; s++ {
+		res, err := tr.Step(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !(res.Epsilon > last) {
+			t.Errorf("step %d: ε %v did not grow from %v (empty batches cost privacy too)", s, res.Epsilon, last)
+		}
+		last = res.Epsilon
+	}
+	if acct.Steps() != 3 {
+		t.Errorf("accountant holds %d steps, want 3", acct.Steps())
+	}
+
+	tr, acct = newTrainer(1.1, 2.0, [][]int{{1, 2}})
+	if _, err := tr.Step(0); err == nil || !strings.Contains(err.Error(), "accounts for") {
+		t.Errorf("a released mechanism other than the planned one must be refused, got %v", err)
+	}
+	if acct.Steps() != 0 {
+		t.Errorf("refused step was accounted (%d steps)", acct.Steps())
+	}
+
+	// A NaN input makes every gradient of that example NaN.
+	bad := mnistSlice(t, 8)
+	bad.X[2*784+100] = float32(math.NaN())
+	agg, _ := aggregate.New("sum", aggregate.Config{Sigma: 1.1, ClipNorm: 1})
+	acct, _ = privacy.NewAccountant(nil)
+	tr, err := NewTrainer(Config{Model: logreg(t), Data: bad, Labels: true, Aggregator: agg, LR: 0.1,
+		ClipNorm: 1, Q: 0.1, Delta: 1e-5, Accountant: acct, StepMechanism: privacy.Gaussian{Sigma: 1.1},
+		Sampler: listSampler{[][]int{{0, 1, 2}}, 6.4}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.Step(0); err == nil || !strings.Contains(err.Error(), "not finite") {
+		t.Errorf("NaN gradient: got %v", err)
+	}
+	if acct.Steps() != 0 {
+		t.Errorf("a step with NaN gradients was accounted")
+	}
+}
+
+func TestNewTrainerRejectsBadConfig(t *testing.T) {
+	data := mnistSlice(t, 8)
+	agg, _ := aggregate.New("sum", aggregate.Config{Sigma: 1, ClipNorm: 1})
+	acct, _ := privacy.NewAccountant(nil)
+	ok := Config{Model: logreg(t), Data: data, Labels: true, Aggregator: agg, LR: 0.1, ClipNorm: 1, Q: 0.1,
+		Delta: 1e-5, Accountant: acct, StepMechanism: privacy.Gaussian{Sigma: 1}, Sampler: listSampler{[][]int{{0}}, 1}}
+	if _, err := NewTrainer(ok); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name   string
+		mutate func(*Config)
+	}{
+		{"lr", func(c *Config) { c.LR = 0 }},
+		{"q", func(c *Config) { c.Q = 1.5 }},
+		{"delta", func(c *Config) { c.Delta = 1 }},
+		{"clip", func(c *Config) { c.ClipNorm = 0 }},
+		{"mechanism", func(c *Config) { c.StepMechanism = nil }},
+		{"sigma", func(c *Config) { c.StepMechanism = privacy.Gaussian{Sigma: -1} }},
+		{"model", func(c *Config) { c.Model = nil }},
+	}
+	for _, tc := range tests {
+		c := ok
+		tc.mutate(&c)
+		if _, err := NewTrainer(c); err == nil {
+			t.Errorf("%s: invalid config accepted", tc.name)
+		}
+	}
+}
