@@ -250,11 +250,7 @@ func (j *pdpJob) run(ctx context.Context, progress io.Writer) (*Summary, error) 
 	}
 	var bar *progressbar.ProgressBar
 	if progress != nil {
-		bar = progressbar.NewOptions(j.st.Rounds*j.st.RoundSteps,
-			progressbar.OptionSetWriter(progress), progressbar.OptionSetDescription(j.cfg.Method),
-			progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionSetItsString("steps"),
-			progressbar.OptionThrottle(500*time.Millisecond),
-			progressbar.OptionOnCompletion(func() { fmt.Fprintln(progress) }))
+		bar = newStepBar(progress, j.cfg.Method, j.st.Rounds*j.st.RoundSteps)
 		bar.Set(j.st.NextRound * j.st.RoundSteps)
 	}
 	for j.st.StoppedBy == "" && j.st.NextRound < j.st.Rounds {

@@ -381,15 +381,7 @@ func (j *job) run(ctx context.Context, progress io.Writer) (*Summary, error) {
 	defer metrics.Close()
 	var bar *progressbar.ProgressBar
 	if progress != nil && j.maxSteps != math.MaxInt {
-		bar = progressbar.NewOptions(j.maxSteps-j.start,
-			progressbar.OptionSetWriter(progress),
-			progressbar.OptionSetDescription(j.cfg.Method),
-			progressbar.OptionShowCount(),
-			progressbar.OptionShowIts(),
-			progressbar.OptionSetItsString("steps"),
-			progressbar.OptionThrottle(500*time.Millisecond),
-			progressbar.OptionOnCompletion(func() { fmt.Fprintln(progress) }),
-		)
+		bar = newStepBar(progress, j.cfg.Method, j.maxSteps-j.start)
 	}
 	begin := time.Now()
 	step := j.start
@@ -568,4 +560,18 @@ func boundsUsed(acct *privacy.Accountant, order float64) (all, atOrder []string)
 		}
 	}
 	return all, atOrder
+}
+
+// newStepBar is the progress bar of a training run: total steps, steps/s,
+// and a description the loop updates with loss and ε.
+func newStepBar(w io.Writer, method string, total int) *progressbar.ProgressBar {
+	return progressbar.NewOptions(total,
+		progressbar.OptionSetWriter(w),
+		progressbar.OptionSetDescription(method),
+		progressbar.OptionShowCount(),
+		progressbar.OptionShowIts(),
+		progressbar.OptionSetItsString("steps"),
+		progressbar.OptionThrottle(500*time.Millisecond),
+		progressbar.OptionOnCompletion(func() { fmt.Fprintln(w) }),
+	)
 }
