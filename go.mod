@@ -1,6 +1,6 @@
-module privtrain
+module github.com/privtrain/privtrain
 
-go 1.26
+go 1.22
 
 require (
 	github.com/chewxy/hm v1.0.0

@@ -3,7 +3,7 @@ package aggregate
 import (
 	"math/rand/v2"
 
-	"privtrain/privacy"
+	"github.com/privtrain/privtrain/privacy"
 )
 
 // Grads is a batch of M per-example gradients of dimension P.

@@ -34,7 +34,8 @@ func BenchmarkRules(b *testing.B) {
 			out := make([]float32, p)
 			rng := rand.New(rand.NewPCG(2, 2))
 			b.ReportAllocs()
-			for b.Loop() {
+			b.ResetTimer()
+			for range b.N {
 				if _, err := a.Aggregate(g, rng, out); err != nil {
 					b.Fatal(err)
 				}

@@ -5,7 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"privtrain/privacy"
+	"github.com/privtrain/privtrain/privacy"
 )
 
 // CenteredClip is centered clipping (Karimireddy, He and Jaggi, ICML 2021):

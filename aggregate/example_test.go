@@ -5,7 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"privtrain/aggregate"
+	"github.com/privtrain/privtrain/aggregate"
 )
 
 // Four clipped gradients (R = 1), one of them an outlier at the clip norm.

@@ -5,7 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"privtrain/privacy"
+	"github.com/privtrain/privtrain/privacy"
 )
 
 // PTRTSum is PTR-TMEAN (Algorithm 3 of Wang et al., NeurIPS 2022): a

@@ -5,7 +5,7 @@ import (
 	"math"
 	"slices"
 
-	"privtrain/privacy"
+	"github.com/privtrain/privtrain/privacy"
 )
 
 // Config holds the parameters of every rule; each rule reads the fields it

@@ -5,7 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"privtrain/privacy"
+	"github.com/privtrain/privtrain/privacy"
 )
 
 // RGMSum is the rule "rgm-sum": the sum of the gradients released through

@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"privtrain/privacy"
+	"github.com/privtrain/privtrain/privacy"
 )
 
 func TestRGMSumNoiseMoments(t *testing.T) {

@@ -1,7 +1,7 @@
 package aggregate
 
 import (
-	"privtrain/privacy"
+	"github.com/privtrain/privtrain/privacy"
 
 	"math"
 	"math/rand/v2"

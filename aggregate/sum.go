@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 
-	"privtrain/privacy"
+	"github.com/privtrain/privtrain/privacy"
 )
 
 // Sum is DP-SGD's aggregate SUM(S) = Σ_i g_i + N(0, (σR)² I).

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 
-	"privtrain/privacy"
+	"github.com/privtrain/privtrain/privacy"
 )
 
 // TSum is the norm-based trimmed sum TSUM_F(S) = Σ_{i ≤ m−F} g_(i) of the

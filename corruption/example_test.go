@@ -3,7 +3,7 @@ package corruption_test
 import (
 	"fmt"
 
-	"privtrain/corruption"
+	"github.com/privtrain/privtrain/corruption"
 )
 
 func Example() {

@@ -5,7 +5,7 @@ import (
 	"log"
 	"strings"
 
-	"privtrain/datasets"
+	"github.com/privtrain/privtrain/datasets"
 )
 
 // Load MNIST (no download needed: it ships in a Go module) and draw a

@@ -306,7 +306,8 @@ func TestShuffleSampler(t *testing.T) {
 
 func BenchmarkPoissonMNIST(b *testing.B) {
 	s, _ := NewPoissonSampler(60000, 0.004, 1)
-	for i := 0; b.Loop(); i++ {
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
 		s.Batch(i)
 	}
 }
@@ -317,7 +318,8 @@ func BenchmarkPersonalizedMNIST(b *testing.B) {
 		rates[i] = 0.004 * float64(1+i%3) / 3
 	}
 	s, _ := NewPersonalizedPoissonSampler(rates, 1)
-	for i := 0; b.Loop(); i++ {
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
 		s.Batch(i)
 	}
 }

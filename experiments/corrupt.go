@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"privtrain/corruption"
-	"privtrain/datasets"
-	"privtrain/optim"
+	"github.com/privtrain/privtrain/corruption"
+	"github.com/privtrain/privtrain/datasets"
+	"github.com/privtrain/privtrain/optim"
 )
 
 // applyCorruption builds the run's corruption plan, applies data corruptions

@@ -3,7 +3,7 @@ package experiments
 import (
 	"fmt"
 
-	"privtrain/model"
+	"github.com/privtrain/privtrain/model"
 )
 
 // Accuracy returns the fraction of the n examples in x (n × dim) whose

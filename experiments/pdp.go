@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"math"
 
-	"privtrain/optim/pdpsgd"
+	"github.com/privtrain/privtrain/optim/pdpsgd"
 )
 
 // PDPConfig configures the personalized-DP methods (Heo, Seo & Whang,

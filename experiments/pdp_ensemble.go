@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"privtrain/model"
+	"github.com/privtrain/privtrain/model"
 )
 
 // ensembleAccuracy is the accuracy of AdaPDP's output-weighted ensemble

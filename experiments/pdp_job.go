@@ -13,12 +13,12 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 
-	"privtrain/aggregate"
-	"privtrain/datasets"
-	"privtrain/model"
-	"privtrain/optim"
-	"privtrain/optim/pdpsgd"
-	"privtrain/privacy"
+	"github.com/privtrain/privtrain/aggregate"
+	"github.com/privtrain/privtrain/datasets"
+	"github.com/privtrain/privtrain/model"
+	"github.com/privtrain/privtrain/optim"
+	"github.com/privtrain/privtrain/optim/pdpsgd"
+	"github.com/privtrain/privtrain/privacy"
 )
 
 // Files a personalized-DP run adds to the run directory (see rundir.go):

@@ -11,9 +11,9 @@ import (
 	"strings"
 	"testing"
 
-	"privtrain/datasets"
-	"privtrain/model"
-	"privtrain/optim"
+	"github.com/privtrain/privtrain/datasets"
+	"github.com/privtrain/privtrain/model"
+	"github.com/privtrain/privtrain/optim"
 )
 
 // pdpRun is a short personalized run on real MNIST with the paper's CNN.

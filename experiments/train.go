@@ -13,11 +13,11 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 
-	"privtrain/aggregate"
-	"privtrain/datasets"
-	"privtrain/model"
-	"privtrain/optim"
-	"privtrain/privacy"
+	"github.com/privtrain/privtrain/aggregate"
+	"github.com/privtrain/privtrain/datasets"
+	"github.com/privtrain/privtrain/model"
+	"github.com/privtrain/privtrain/optim"
+	"github.com/privtrain/privtrain/privacy"
 )
 
 // Summary is the outcome of a training run (summary.json).

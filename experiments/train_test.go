@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"privtrain/model"
-	"privtrain/privacy"
+	"github.com/privtrain/privtrain/model"
+	"github.com/privtrain/privtrain/privacy"
 )
 
 // shortRun is a small DP-SGD run on real MNIST with the TF-Privacy CNN.

@@ -36,7 +36,8 @@ func BenchmarkBatchGrad(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			mod, batch := benchSetup(b, c.spec, c.m)
 			g := make([]float32, mod.NumParams())
-			for b.Loop() {
+			b.ResetTimer()
+			for range b.N {
 				if _, err := mod.BatchGrad(batch, g); err != nil {
 					b.Fatal(err)
 				}
@@ -52,7 +53,8 @@ func BenchmarkPerExampleGrads(b *testing.B) {
 			mod, batch := benchSetup(b, c.spec, c.m)
 			g := make([]float32, c.m*mod.NumParams())
 			l := make([]float32, c.m)
-			for b.Loop() {
+			b.ResetTimer()
+			for range b.N {
 				if err := mod.PerExampleGrads(batch, g, l); err != nil {
 					b.Fatal(err)
 				}
@@ -71,7 +73,8 @@ func BenchmarkModelStep(b *testing.B) {
 			mod, batch := benchSetup(b, c.spec, c.m)
 			P := mod.NumParams()
 			g := make([]float32, P)
-			for b.Loop() {
+			b.ResetTimer()
+			for range b.N {
 				if _, err := mod.BatchGrad(batch, g); err != nil {
 					b.Fatal(err)
 				}
@@ -93,7 +96,8 @@ func BenchmarkModelStep(b *testing.B) {
 			scales := make([]float32, c.m)
 			rng := rand.New(rand.NewPCG(3, 3))
 			const clip, sigma, lr = 1, 1.1, 0.15
-			for b.Loop() {
+			b.ResetTimer()
+			for range b.N {
 				if err := mod.PerExampleGrads(batch, grads, losses); err != nil {
 					b.Fatal(err)
 				}

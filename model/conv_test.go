@@ -21,7 +21,8 @@ func BenchmarkIm2col(b *testing.B) {
 				in[i] = rng.Float32()
 			}
 			cols := make([]float32, n*c.g.rows()*c.g.cols())
-			for b.Loop() {
+			b.ResetTimer()
+			for range b.N {
 				c.g.im2col(in, n, cols)
 			}
 		})

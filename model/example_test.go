@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"privtrain/model"
+	"github.com/privtrain/privtrain/model"
 )
 
 // A DP-SGD style use: per-example gradients of a small linear regression,

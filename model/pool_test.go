@@ -46,7 +46,8 @@ func BenchmarkPoolForward(b *testing.B) {
 	out := make([]float32, n*g.outSize())
 	arg := make([]int32, n*g.outSize())
 	offs := g.windowOffsets()
-	for b.Loop() {
+	b.ResetTimer()
+	for range b.N {
 		g.forward(in, n, out, arg, offs)
 	}
 }

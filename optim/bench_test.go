@@ -5,10 +5,10 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"privtrain/aggregate"
-	"privtrain/datasets"
-	"privtrain/model"
-	"privtrain/privacy"
+	"github.com/privtrain/privtrain/aggregate"
+	"github.com/privtrain/privtrain/datasets"
+	"github.com/privtrain/privtrain/model"
+	"github.com/privtrain/privtrain/privacy"
 )
 
 // fixedSampler yields consecutive fixed-size batches, as the Opacus
@@ -98,6 +98,7 @@ func BenchmarkStep(b *testing.B) {
 				if _, err := tr.Step(0); err != nil { // warm-up: buffers, caches
 					b.Fatal(err)
 				}
+				b.ResetTimer()
 				b.ResetTimer()
 				for i := 0; i < b.N; i++ {
 					if _, err := tr.Step(i + 1); err != nil {

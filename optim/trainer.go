@@ -7,9 +7,9 @@ import (
 	"math/rand/v2"
 	"runtime"
 
-	"privtrain/aggregate"
-	"privtrain/model"
-	"privtrain/privacy"
+	"github.com/privtrain/privtrain/aggregate"
+	"github.com/privtrain/privtrain/model"
+	"github.com/privtrain/privtrain/privacy"
 )
 
 // Source is the training data as the optimizer sees it (datasets.Dataset

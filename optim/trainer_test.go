@@ -6,10 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	"privtrain/aggregate"
-	"privtrain/datasets"
-	"privtrain/model"
-	"privtrain/privacy"
+	"github.com/privtrain/privtrain/aggregate"
+	"github.com/privtrain/privtrain/datasets"
+	"github.com/privtrain/privtrain/model"
+	"github.com/privtrain/privtrain/privacy"
 )
 
 // listSampler returns fixed batches: step s gets batches[s].

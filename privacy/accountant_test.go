@@ -275,7 +275,8 @@ func BenchmarkAccountantComposeCached(b *testing.B) {
 	acc, _ := NewAccountant(nil)
 	m := SubsampledGaussian{Q: 256.0 / 60000, Sigma: 1.1}
 	_ = acc.Compose(m, 1)
-	for b.Loop() {
+	b.ResetTimer()
+	for range b.N {
 		if err := acc.Compose(m, 1); err != nil {
 			b.Fatal(err)
 		}

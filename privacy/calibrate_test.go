@@ -113,7 +113,8 @@ func TestCalibrateSigmaPrior(t *testing.T) {
 }
 
 func BenchmarkCalibrateSigma(b *testing.B) {
-	for b.Loop() {
+	b.ResetTimer()
+	for range b.N {
 		if _, err := CalibrateSigma(CalibrationRequest{TargetEpsilon: 3, Delta: 1e-5, Q: 256.0 / 60000, Steps: 14062}); err != nil {
 			b.Fatal(err)
 		}

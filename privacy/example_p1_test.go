@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"privtrain/privacy"
+	"github.com/privtrain/privtrain/privacy"
 )
 
 // DP-SGD on MNIST as in TF-Privacy's tutorial: 60 epochs of batches of 256

@@ -3,7 +3,7 @@ package privacy_test
 import (
 	"fmt"
 
-	"privtrain/privacy"
+	"github.com/privtrain/privtrain/privacy"
 )
 
 // Subsampled PTR: the white-box bound of Theorem 4.4 where it is proven, the

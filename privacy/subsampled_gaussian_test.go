@@ -257,7 +257,8 @@ func TestSubsampledGaussianValidate(t *testing.T) {
 func BenchmarkSubsampledGaussianDefaultOrders(b *testing.B) {
 	orders := DefaultOrders()
 	m := SubsampledGaussian{Q: 256.0 / 60000, Sigma: 1.1}
-	for b.Loop() {
+	b.ResetTimer()
+	for range b.N {
 		for _, a := range orders {
 			if _, err := m.RDP(a); err != nil {
 				b.Fatal(err)

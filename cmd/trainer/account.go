@@ -11,7 +11,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"privtrain/privacy"
+	"github.com/privtrain/privtrain/privacy"
 )
 
 // accountUsage is the one-screen help of `trainer account`.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"privtrain/privacy"
+	"github.com/privtrain/privtrain/privacy"
 )
 
 // runAccountJSON runs `trainer account args… --json` and decodes stdout.

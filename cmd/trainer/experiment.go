@@ -12,8 +12,8 @@ import (
 	"strconv"
 	"strings"
 
-	"privtrain/experiments"
-	"privtrain/experiments/privacyfigs"
+	"github.com/privtrain/privtrain/experiments"
+	"github.com/privtrain/privtrain/experiments/privacyfigs"
 )
 
 // experimentRunner regenerates one named experiment; it parses its own flags

@@ -10,9 +10,9 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"privtrain/datasets"
-	"privtrain/experiments/rgmfig"
-	"privtrain/optim/ridgegd"
+	"github.com/privtrain/privtrain/datasets"
+	"github.com/privtrain/privtrain/experiments/rgmfig"
+	"github.com/privtrain/privtrain/optim/ridgegd"
 )
 
 // rgmSummary is summary.json of `trainer rgm-gd`.

@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"privtrain/experiments"
+	"github.com/privtrain/privtrain/experiments"
 )
 
 // runTrain parses `trainer train` flags into a TrainConfig (defaults, then

@@ -3,7 +3,7 @@ package main
 import (
 	"flag"
 
-	"privtrain/experiments"
+	"github.com/privtrain/privtrain/experiments"
 )
 
 // addPDPFlags registers the personalized-DP flags (pdp-* methods).

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"math"
 
-	"privtrain/privacy"
+	"github.com/privtrain/privtrain/privacy"
 )
 
 // Figures 3 and 5's plotted curves and CSV-only columns.

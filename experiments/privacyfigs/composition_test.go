@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"privtrain/privacy"
+	"github.com/privtrain/privtrain/privacy"
 )
 
 // checkComposition checks a Figure 3/5 panel: its numbers against fresh

@@ -6,7 +6,7 @@ import (
 	"math"
 	"os"
 
-	"privtrain/privacy"
+	"github.com/privtrain/privtrain/privacy"
 )
 
 // Settings are the parameters of the figures. Defaults (DefaultSettings)

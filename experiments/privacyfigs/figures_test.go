@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"privtrain/privacy"
+	"github.com/privtrain/privtrain/privacy"
 )
 
 // readCSV reads a figure CSV (skipping the "# …" line) into header and rows.

@@ -3,8 +3,8 @@ package rgmfig
 import (
 	"fmt"
 
-	"privtrain/datasets"
-	"privtrain/optim/ridgegd"
+	"github.com/privtrain/privtrain/datasets"
+	"github.com/privtrain/privtrain/optim/ridgegd"
 )
 
 // LoadIJCNN1 loads ijcnn1 train + test (datasets.Load("ijcnn1", "all"),

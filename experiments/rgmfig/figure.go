@@ -6,7 +6,7 @@ import (
 	"sort"
 	"sync"
 
-	"privtrain/optim/ridgegd"
+	"github.com/privtrain/privtrain/optim/ridgegd"
 )
 
 // Curve is one line of a panel: a privatization method and its settings.

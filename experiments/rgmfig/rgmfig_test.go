@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"privtrain/datasets"
-	"privtrain/optim/ridgegd"
+	"github.com/privtrain/privtrain/datasets"
+	"github.com/privtrain/privtrain/optim/ridgegd"
 )
 
 func loadOrSkip(t *testing.T) *ridgegd.Data {

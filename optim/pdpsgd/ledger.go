@@ -6,7 +6,7 @@ import (
 	"math"
 	"sort"
 
-	"privtrain/privacy"
+	"github.com/privtrain/privtrain/privacy"
 )
 
 // MinRemaining is the remaining budget below which an example counts as

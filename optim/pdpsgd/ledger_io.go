@@ -8,7 +8,7 @@ import (
 	"math"
 	"strconv"
 
-	"privtrain/privacy"
+	"github.com/privtrain/privtrain/privacy"
 )
 
 // ledgerJSON is the serialized Ledger (version 1).

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"privtrain/privacy"
+	"github.com/privtrain/privtrain/privacy"
 )
 
 // paperBudgets is the paper's k = 0 setting at a small scale: 20 groups in

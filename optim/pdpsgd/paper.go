@@ -6,7 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"privtrain/privacy"
+	"github.com/privtrain/privtrain/privacy"
 )
 
 // Accounting selects how the Ledger accounts a personalized run.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"privtrain/privacy"
+	"github.com/privtrain/privtrain/privacy"
 )
 
 // roundEps is an independent recomputation of a round's DP-SGD ε at δ.
