@@ -3,5 +3,7 @@
 // which privacy mechanism the step was, for the accountant.
 //
 // Every rule implements Aggregator; adding a rule is one file plus one
-// registration line.
+// registration line: Register(name, constructor) in an init function, in
+// this package or in any other (see examples/custom-aggregator). New builds
+// a registered rule by name and Names lists them.
 package aggregate

@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
+	"strings"
+	"sync"
 
 	"github.com/privtrain/privtrain/privacy"
 )
@@ -59,6 +62,10 @@ type Config struct {
 	// RGM is the Relative Gaussian Mechanism of rgm-sum (its η, R_rel, γ,
 	// σ and dimension; see privacy.RGM).
 	RGM privacy.RGM
+	// Options holds the named numeric parameters of rules registered by
+	// other packages (see Register and Option); the built-in rules read only
+	// the typed fields above.
+	Options map[string]float64
 }
 
 // Trimmer is implemented by the rules with a trim level F (tsum, ptr-tsum);
@@ -69,19 +76,54 @@ type Trimmer interface {
 	SetTrimLevel(f int)
 }
 
-// registry maps each rule's name to its constructor. Adding a rule is one
-// file with its constructor plus one line here.
-var registry = map[string]func(Config) (Aggregator, error){
-	"sum":                newSum,
-	"tsum":               newTSum,
-	"ptr-tsum":           newPTRTSum,
-	"coord-median":       newCoordMedian,
-	"coord-trimmed-mean": newCoordTrimmedMean,
-	"krum":               newKrum,
-	"multi-krum":         newMultiKrum,
-	"geomed":             newGeoMed,
-	"centered-clip":      newCenteredClip,
-	"rgm-sum":            func(c Config) (Aggregator, error) { return NewRGMSum(c.RGM) },
+// Constructor builds a rule from its configuration; it reads the fields of
+// cfg the rule needs and rejects invalid values with a descriptive error
+// (New has already checked σ, R and F, see Config).
+type Constructor func(cfg Config) (Aggregator, error)
+
+// registry maps each rule's name to its constructor. It is written only by
+// Register (the built-ins register in init below, other packages in theirs)
+// and guarded for callers that register later.
+var (
+	registryMu sync.RWMutex
+	registry   = map[string]Constructor{}
+)
+
+// Register makes a rule available to New under name, as database/sql's
+// Register does for drivers: call it from the init function of the package
+// that defines the rule. It panics if name is empty, ctor is nil or name is
+// already registered (two rules must never answer to one name).
+//
+// A private rule must report in Report.Mechanism the mechanism its release
+// is, with its sensitivity analysis in its doc comment: the accountant
+// charges exactly what the rule reports.
+func Register(name string, ctor Constructor) {
+	if name == "" {
+		panic("aggregate: Register with an empty rule name")
+	}
+	if ctor == nil {
+		panic("aggregate: Register of rule " + strconv.Quote(name) + " with a nil constructor")
+	}
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	if _, dup := registry[name]; dup {
+		panic("aggregate: Register called twice for rule " + strconv.Quote(name))
+	}
+	registry[name] = ctor
+}
+
+// The built-in rules register themselves like any other rule.
+func init() {
+	Register("sum", newSum)
+	Register("tsum", newTSum)
+	Register("ptr-tsum", newPTRTSum)
+	Register("coord-median", newCoordMedian)
+	Register("coord-trimmed-mean", newCoordTrimmedMean)
+	Register("krum", newKrum)
+	Register("multi-krum", newMultiKrum)
+	Register("geomed", newGeoMed)
+	Register("centered-clip", newCenteredClip)
+	Register("rgm-sum", func(c Config) (Aggregator, error) { return NewRGMSum(c.RGM) })
 }
 
 // New returns a new instance of the named rule configured by cfg.
@@ -89,9 +131,11 @@ var registry = map[string]func(Config) (Aggregator, error){
 // Instances keep scratch buffers (and, for centered-clip, the previous
 // release), so one instance must not be used by concurrent goroutines.
 func New(name string, cfg Config) (Aggregator, error) {
+	registryMu.RLock()
 	ctor, ok := registry[name]
+	registryMu.RUnlock()
 	if !ok {
-		return nil, fmt.Errorf("aggregate: unknown rule %q (known: %v)", name, Names())
+		return nil, fmt.Errorf("aggregate: unknown rule %q; registered: %s", name, strings.Join(Names(), ", "))
 	}
 	if err := cfg.checkCommon(); err != nil {
 		return nil, fmt.Errorf("aggregate: rule %q: %w", name, err)
@@ -100,17 +144,28 @@ func New(name string, cfg Config) (Aggregator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("aggregate: rule %q: %w", name, err)
 	}
+	if a == nil {
+		return nil, fmt.Errorf("aggregate: rule %q: constructor returned no aggregator", name)
+	}
 	return a, nil
 }
 
 // Names lists the registered rules in lexical order.
 func Names() []string {
+	registryMu.RLock()
+	defer registryMu.RUnlock()
 	names := make([]string, 0, len(registry))
 	for n := range registry {
 		names = append(names, n)
 	}
 	slices.Sort(names)
 	return names
+}
+
+// Option returns the named entry of cfg.Options and whether it is set.
+func (c Config) Option(name string) (float64, bool) {
+	v, ok := c.Options[name]
+	return v, ok
 }
 
 // checkCommon validates σ and R.
