@@ -15,7 +15,9 @@
 //   - Mechanisms (Mechanism): Gaussian, Laplace, SubsampledGaussian (MTZ19),
 //     PTR (Theorem 4.3), PoissonSubsampled (white-box Theorem 4.4 or Zhu &
 //     Wang 2019 black-box / lower bounds), RGM (relative Gaussian, Theorem 1).
-//     FromSpec rebuilds any of them from its Spec.
+//     FromSpec rebuilds any registered kind from its Spec; Register adds a
+//     kind defined in another package, so the accountant can reload its
+//     history (and a run using it can resume).
 //   - Conversions: EpsilonFromRDP and DeltaFromRDP with ConversionMironov
 //     (Mironov 2017) or ConversionBBG (Balle et al. 2020), minimized over a
 //     grid of orders (DefaultOrders is Opacus' grid).

@@ -3,36 +3,89 @@ package privacy
 import (
 	"fmt"
 	"sort"
+	"strconv"
+	"strings"
+	"sync"
 )
 
-// FromSpec rebuilds a mechanism from its Spec (as written by the mechanism's
-// Spec method) and validates it. Known kinds: "gaussian", "laplace", "ptr",
-// "subsampled-gaussian", "poisson-subsampled" and "rgm".
+// SpecDecoder rebuilds a mechanism of one kind from its Spec (as written by
+// the mechanism's Spec method). A wrapper kind rebuilds its inner mechanism
+// with FromSpec. FromSpec validates what the decoder returns.
+type SpecDecoder func(Spec) (Mechanism, error)
+
+// decoders maps each mechanism kind to its decoder. It is written only by
+// Register (the built-ins register in init below, other packages in theirs).
+var (
+	decodersMu sync.RWMutex
+	decoders   = map[string]SpecDecoder{}
+)
+
+// Register makes FromSpec, hence the accountant's JSON restore (and so the
+// resumption of a run), understand mechanisms of the given kind, as
+// database/sql's Register does for drivers: call it from the init function
+// of the package that defines the mechanism, with the kind its Spec method
+// writes. It panics if kind is empty, decode is nil or kind is already
+// registered.
 //
-// A new mechanism kind is registered by adding one case below.
-func FromSpec(s Spec) (Mechanism, error) {
-	var (
-		m   Mechanism
-		err error
-	)
-	switch s.Kind {
-	case "gaussian":
-		m, err = gaussianFromSpec(s)
-	case "laplace":
-		m, err = laplaceFromSpec(s)
-	case "ptr":
-		m, err = ptrFromSpec(s)
-	case "subsampled-gaussian":
-		m, err = subsampledGaussianFromSpec(s)
-	case "poisson-subsampled":
-		m, err = poissonSubsampledFromSpec(s, FromSpec)
-	case "rgm":
-		m, err = RGMFromSpec(s)
-	default:
-		return nil, fmt.Errorf("mechanism spec: unknown kind %q", s.Kind)
+// The accountant trusts a mechanism's RDP method: a registered mechanism's
+// doc comment must state the bound it implements, its source and its
+// validity conditions, and RDP must check them (see Mechanism).
+func Register(kind string, decode SpecDecoder) {
+	if kind == "" {
+		panic("privacy: Register with an empty mechanism kind")
 	}
+	if decode == nil {
+		panic("privacy: Register of mechanism kind " + strconv.Quote(kind) + " with a nil decoder")
+	}
+	decodersMu.Lock()
+	defer decodersMu.Unlock()
+	if _, dup := decoders[kind]; dup {
+		panic("privacy: Register called twice for mechanism kind " + strconv.Quote(kind))
+	}
+	decoders[kind] = decode
+}
+
+// Kinds lists the registered mechanism kinds in lexical order.
+func Kinds() []string {
+	decodersMu.RLock()
+	defer decodersMu.RUnlock()
+	kinds := make([]string, 0, len(decoders))
+	for k := range decoders {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	return kinds
+}
+
+// The built-in mechanisms register themselves like any other.
+func init() {
+	Register("gaussian", gaussianFromSpec)
+	Register("laplace", laplaceFromSpec)
+	Register("ptr", ptrFromSpec)
+	Register("subsampled-gaussian", subsampledGaussianFromSpec)
+	Register("poisson-subsampled", func(s Spec) (Mechanism, error) { return poissonSubsampledFromSpec(s, FromSpec) })
+	Register("rgm", func(s Spec) (Mechanism, error) { return RGMFromSpec(s) })
+}
+
+// FromSpec rebuilds a mechanism from its Spec with the decoder registered
+// for s.Kind (see Register and Kinds) and validates it. The rebuilt
+// mechanism must describe itself with the same kind.
+func FromSpec(s Spec) (Mechanism, error) {
+	decodersMu.RLock()
+	decode, ok := decoders[s.Kind]
+	decodersMu.RUnlock()
+	if !ok {
+		return nil, fmt.Errorf("mechanism spec: unknown kind %q; registered: %s", s.Kind, strings.Join(Kinds(), ", "))
+	}
+	m, err := decode(s)
 	if err != nil {
 		return nil, err
+	}
+	if m == nil {
+		return nil, fmt.Errorf("mechanism spec %q: decoder returned no mechanism", s.Kind)
+	}
+	if k := m.Spec().Kind; k != s.Kind {
+		return nil, fmt.Errorf("mechanism spec %q: decoder returned a mechanism of kind %q", s.Kind, k)
 	}
 	if err := m.Validate(); err != nil {
 		return nil, fmt.Errorf("mechanism spec %q: %w", s.Kind, err)
