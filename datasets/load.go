@@ -3,17 +3,71 @@ package datasets
 import (
 	"fmt"
 	"os"
+	"sort"
+	"strconv"
 	"strings"
+	"sync"
 )
 
 // DataDirEnv is the environment variable naming the data directory.
 const DataDirEnv = "PRIVTRAIN_DATA"
 
-// names lists the datasets Load knows.
-var names = []string{"mnist", "fashion-mnist", "emnist-letters", "emnist-balanced", "cifar10", "svhn", "ijcnn1"}
+// Loader reads one split ("train", "test", …) of a dataset from a data
+// directory (which may be ""); it returns an error naming the valid splits
+// for an unknown one. Load validates what it returns.
+type Loader func(split, dataDir string) (*Dataset, error)
 
-// Names returns the dataset names accepted by Load.
-func Names() []string { return append([]string(nil), names...) }
+// loaders maps each dataset name to its loader. It is written only by
+// Register (the built-ins register in init below, other packages in theirs).
+var (
+	loadersMu sync.RWMutex
+	loaders   = map[string]Loader{}
+)
+
+// Register makes a dataset available to Load under name, as database/sql's
+// Register does for drivers: call it from the init function of the package
+// that reads the dataset. It panics if name is empty, load is nil or name
+// is already registered.
+func Register(name string, load Loader) {
+	if name == "" {
+		panic("datasets: Register with an empty dataset name")
+	}
+	if load == nil {
+		panic("datasets: Register of dataset " + strconv.Quote(name) + " with a nil loader")
+	}
+	loadersMu.Lock()
+	defer loadersMu.Unlock()
+	if _, dup := loaders[name]; dup {
+		panic("datasets: Register called twice for dataset " + strconv.Quote(name))
+	}
+	loaders[name] = load
+}
+
+// The built-in datasets register themselves like any other.
+func init() {
+	Register("mnist", loadMNIST)
+	Register("fashion-mnist", loadFashionMNIST)
+	for _, variant := range []string{"letters", "balanced"} {
+		Register("emnist-"+variant, func(split, dataDir string) (*Dataset, error) {
+			return loadEMNIST(variant, split, dataDir)
+		})
+	}
+	Register("cifar10", loadCIFAR10)
+	Register("svhn", loadSVHN)
+	Register("ijcnn1", loadIJCNN1)
+}
+
+// Names returns the registered dataset names in lexical order.
+func Names() []string {
+	loadersMu.RLock()
+	defer loadersMu.RUnlock()
+	out := make([]string, 0, len(loaders))
+	for n := range loaders {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
 
 // ResolveDataDir returns the data directory: flag if non-empty, else the
 // PRIVTRAIN_DATA environment variable, else "".
@@ -24,10 +78,10 @@ func ResolveDataDir(flag string) string {
 	return os.Getenv(DataDirEnv)
 }
 
-// Load reads split of the named dataset from dataDir and verifies every
-// file against its checksum.
+// Load reads split of the named (registered) dataset from dataDir and
+// validates it; the built-in loaders verify every file against its checksum.
 //
-// Names are "mnist", "fashion-mnist", "emnist-letters", "emnist-balanced",
+// Built-in names are "mnist", "fashion-mnist", "emnist-letters", "emnist-balanced",
 // "cifar10", "svhn" (cropped digits) and "ijcnn1". Splits are "train" and
 // "test"; ijcnn1 also has "all" (train followed by test, 141,691 rows). MNIST needs no data
 // directory: it is read from the GoMNIST module in the Go module cache
@@ -37,28 +91,18 @@ func ResolveDataDir(flag string) string {
 // Images are float32 in [0, 1], channel-major (C, H, W); Labels are in
 // [0, Classes). ijcnn1 has Shape (22), Targets ±1 and Labels 0/1.
 func Load(name, split, dataDir string) (*Dataset, error) {
-	var (
-		d   *Dataset
-		err error
-	)
-	switch name {
-	case "mnist":
-		d, err = loadMNIST(split, dataDir)
-	case "fashion-mnist":
-		d, err = loadFashionMNIST(split, dataDir)
-	case "emnist-letters", "emnist-balanced":
-		d, err = loadEMNIST(strings.TrimPrefix(name, "emnist-"), split, dataDir)
-	case "cifar10":
-		d, err = loadCIFAR10(split, dataDir)
-	case "svhn":
-		d, err = loadSVHN(split, dataDir)
-	case "ijcnn1":
-		d, err = loadIJCNN1(split, dataDir)
-	default:
-		return nil, fmt.Errorf("datasets: unknown dataset %q (known: %s)", name, strings.Join(names, ", "))
+	loadersMu.RLock()
+	load, ok := loaders[name]
+	loadersMu.RUnlock()
+	if !ok {
+		return nil, fmt.Errorf("datasets: unknown dataset %q; registered: %s", name, strings.Join(Names(), ", "))
 	}
+	d, err := load(split, dataDir)
 	if err != nil {
 		return nil, err
+	}
+	if d == nil {
+		return nil, fmt.Errorf("datasets: loading %s/%s: loader returned no dataset", name, split)
 	}
 	if err := d.Validate(); err != nil {
 		return nil, fmt.Errorf("datasets: loading %s/%s: %w", name, split, err)
