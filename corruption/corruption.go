@@ -5,6 +5,9 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
+	"strings"
+	"sync"
 )
 
 // Kinds of corruption accepted by New.
@@ -27,9 +30,86 @@ const (
 	streamData   = 2
 )
 
-// Kinds lists the accepted kinds.
+// TrainingSet is the training data a data corruption modifies in place.
+type TrainingSet struct {
+	// X holds N rows of D features, row-major (nil if the kind ignores it).
+	X []float32
+	D int
+	// Labels holds the N class indices in [0, Classes) (nil if none).
+	Labels  []int
+	Classes int
+	// N is the number of examples the plan is for.
+	N int
+}
+
+// Kind is a corruption model: what happens to a corrupted example. At least
+// one of Data and Gradient is set.
+type Kind struct {
+	// Data corrupts the rows idx (sorted, distinct, in [0, N)) of the
+	// training set in place, once per run, and reports missing or invalid
+	// inputs as errors. rng is the plan's data stream (seeded by the plan);
+	// drawing from it in the order of idx keeps runs reproducible.
+	Data func(ts TrainingSet, idx []int, rng *rand.Rand) error
+	// Gradient corrupts row, the per-example gradient of a corrupted
+	// example, in place, at every step before clipping. rng is the step's
+	// attacker stream (nil when the caller has none).
+	Gradient func(row []float32, rng *rand.Rand) error
+}
+
+// kinds maps each kind's name to its model. It is written only by Register
+// (the built-ins register in init below, other packages in theirs).
+var (
+	kindsMu sync.RWMutex
+	kinds   = map[string]Kind{}
+)
+
+// Register makes a corruption kind available to New under name, as
+// database/sql's Register does for drivers: call it from the init function
+// of the package that defines the kind. It panics if name is empty or
+// "none", if k has neither Data nor Gradient, or if name is already
+// registered.
+func Register(name string, k Kind) {
+	if name == "" || name == None {
+		panic("corruption: Register with the reserved kind name " + strconv.Quote(name))
+	}
+	if k.Data == nil && k.Gradient == nil {
+		panic("corruption: Register of kind " + strconv.Quote(name) + " that corrupts neither data nor gradients")
+	}
+	kindsMu.Lock()
+	defer kindsMu.Unlock()
+	if _, dup := kinds[name]; dup {
+		panic("corruption: Register called twice for kind " + strconv.Quote(name))
+	}
+	kinds[name] = k
+}
+
+// The built-in kinds register themselves like any other.
+func init() {
+	Register(LabelFlip, Kind{Data: flipLabels(false)})
+	Register(TargetedLabelFlip, Kind{Data: flipLabels(true)})
+	Register(Feature, Kind{Data: featureNoise})
+	Register(GradientNoise, Kind{Gradient: gradientNoise})
+	Register(GradientSignFlip, Kind{Gradient: signFlip})
+}
+
+// Kinds lists the accepted kinds: "none", then the registered kinds in
+// lexical order.
 func Kinds() []string {
-	return []string{None, LabelFlip, TargetedLabelFlip, Feature, GradientNoise, GradientSignFlip}
+	kindsMu.RLock()
+	defer kindsMu.RUnlock()
+	out := make([]string, 0, len(kinds))
+	for k := range kinds {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return append([]string{None}, out...)
+}
+
+func lookup(name string) (Kind, bool) {
+	kindsMu.RLock()
+	defer kindsMu.RUnlock()
+	k, ok := kinds[name]
+	return k, ok
 }
 
 // Plan is one run's corruption: its kind and the fixed set of corrupted
@@ -37,6 +117,7 @@ func Kinds() []string {
 // seed. A Plan is immutable after New.
 type Plan struct {
 	kind  string
+	model Kind // zero for "none"
 	ratio float64
 	n     int
 	seed  uint64
@@ -48,8 +129,9 @@ type Plan struct {
 // replacement, from seed) to be corrupted by kind. Kind "none" requires
 // ratio 0.
 func New(kind string, ratio float64, n int, seed uint64) (*Plan, error) {
-	if !slices.Contains(Kinds(), kind) {
-		return nil, fmt.Errorf("corruption: unknown kind %q (known: %v)", kind, Kinds())
+	model, ok := lookup(kind)
+	if !ok && kind != None {
+		return nil, fmt.Errorf("corruption: unknown kind %q; registered: %s", kind, strings.Join(Kinds(), ", "))
 	}
 	if !(ratio >= 0 && ratio <= 1) {
 		return nil, fmt.Errorf("corruption: ratio must be in [0, 1], got %v", ratio)
@@ -61,7 +143,7 @@ func New(kind string, ratio float64, n int, seed uint64) (*Plan, error) {
 		return nil, fmt.Errorf("corruption: number of examples must be ≥ 0, got %d", n)
 	}
 	k := int(math.Round(ratio * float64(n)))
-	p := &Plan{kind: kind, ratio: ratio, n: n, seed: seed, mask: make([]bool, n)}
+	p := &Plan{kind: kind, model: model, ratio: ratio, n: n, seed: seed, mask: make([]bool, n)}
 	// Partial Fisher–Yates: the first k entries of a uniform permutation.
 	rng := rand.New(rand.NewPCG(seed, streamSelect))
 	perm := make([]int, n)
@@ -92,15 +174,11 @@ func (p *Plan) Indices() []int { return slices.Clone(p.idx) }
 // IsCorrupted reports whether example i is corrupted (false out of range).
 func (p *Plan) IsCorrupted(i int) bool { return i >= 0 && i < p.n && p.mask[i] }
 
-// CorruptsData reports whether the kind changes labels or features.
-func (p *Plan) CorruptsData() bool {
-	return p.kind == LabelFlip || p.kind == TargetedLabelFlip || p.kind == Feature
-}
+// CorruptsData reports whether the kind changes the training data.
+func (p *Plan) CorruptsData() bool { return p.model.Data != nil }
 
 // CorruptsGradients reports whether the kind changes per-example gradients.
-func (p *Plan) CorruptsGradients() bool {
-	return p.kind == GradientNoise || p.kind == GradientSignFlip
-}
+func (p *Plan) CorruptsGradients() bool { return p.model.Gradient != nil }
 
 // Record is the exportable description of a plan, for the run directory.
 type Record struct {
@@ -116,49 +194,65 @@ func (p *Plan) Record() Record {
 	return Record{Kind: p.kind, Ratio: p.ratio, N: p.n, Seed: p.seed, Indices: p.Indices()}
 }
 
-// ApplyData corrupts the training set in place: x holds n rows of d features
-// (row-major) and labels the n class indices in [0, classes). Label kinds
-// change labels only (targeted: y → classes−1−y, which leaves the middle
-// class of an odd classes unchanged; label-flip: a uniformly random label
-// ≠ y), feature adds N(0, NoiseStd²) to every feature of a corrupted row
-// (without clamping); other kinds do nothing. Randomness comes from the
+// ApplyData corrupts the training set in place with the kind's Data
+// function: x holds n rows of d features (row-major) and labels the n class
+// indices in [0, classes). Built-in kinds: label kinds change labels only
+// (targeted: y → classes−1−y, which leaves the middle class of an odd
+// classes unchanged; label-flip: a uniformly random label ≠ y), feature
+// adds N(0, NoiseStd²) to every feature of a corrupted row (without
+// clamping); gradient kinds do nothing here. Randomness comes from the
 // plan's seed, so the result is reproducible. Apply it once per load.
 func (p *Plan) ApplyData(x []float32, d int, labels []int, classes int) error {
-	switch p.kind {
-	case LabelFlip, TargetedLabelFlip:
-		if len(labels) != p.n {
-			return fmt.Errorf("corruption %s: got %d labels, plan is for %d examples", p.kind, len(labels), p.n)
+	if p.model.Data == nil {
+		return nil
+	}
+	rng := rand.New(rand.NewPCG(p.seed, streamData))
+	ts := TrainingSet{X: x, D: d, Labels: labels, Classes: classes, N: p.n}
+	if err := p.model.Data(ts, p.idx, rng); err != nil {
+		return fmt.Errorf("corruption %s: %w", p.kind, err)
+	}
+	return nil
+}
+
+// flipLabels is label-flip (a uniformly random other label) or, targeted,
+// targeted-label-flip (y → C−1−y).
+func flipLabels(targeted bool) func(TrainingSet, []int, *rand.Rand) error {
+	return func(ts TrainingSet, idx []int, rng *rand.Rand) error {
+		if len(ts.Labels) != ts.N {
+			return fmt.Errorf("got %d labels, plan is for %d examples", len(ts.Labels), ts.N)
 		}
-		if classes < 2 {
-			return fmt.Errorf("corruption %s: needs at least 2 classes, got %d", p.kind, classes)
+		if ts.Classes < 2 {
+			return fmt.Errorf("needs at least 2 classes, got %d", ts.Classes)
 		}
-		for _, i := range p.idx {
-			if labels[i] < 0 || labels[i] >= classes {
-				return fmt.Errorf("corruption %s: label %d of example %d outside [0, %d)", p.kind, labels[i], i, classes)
+		for _, i := range idx {
+			if ts.Labels[i] < 0 || ts.Labels[i] >= ts.Classes {
+				return fmt.Errorf("label %d of example %d outside [0, %d)", ts.Labels[i], i, ts.Classes)
 			}
 		}
-		rng := rand.New(rand.NewPCG(p.seed, streamData))
-		for _, i := range p.idx {
-			y := labels[i]
-			if p.kind == TargetedLabelFlip {
-				labels[i] = classes - 1 - y
+		for _, i := range idx {
+			y := ts.Labels[i]
+			if targeted {
+				ts.Labels[i] = ts.Classes - 1 - y
 				continue
 			}
-			o := rng.IntN(classes - 1)
+			o := rng.IntN(ts.Classes - 1)
 			if o >= y {
 				o++
 			}
-			labels[i] = o
+			ts.Labels[i] = o
 		}
-	case Feature:
-		if d <= 0 || len(x) != p.n*d {
-			return fmt.Errorf("corruption %s: got %d features with row size %d, plan is for %d examples", p.kind, len(x), d, p.n)
-		}
-		rng := rand.New(rand.NewPCG(p.seed, streamData))
-		for _, i := range p.idx {
-			for j := i * d; j < (i+1)*d; j++ {
-				x[j] += float32(NoiseStd * rng.NormFloat64())
-			}
+		return nil
+	}
+}
+
+// featureNoise adds N(0, NoiseStd²) to every feature of a corrupted row.
+func featureNoise(ts TrainingSet, idx []int, rng *rand.Rand) error {
+	if ts.D <= 0 || len(ts.X) != ts.N*ts.D {
+		return fmt.Errorf("got %d features with row size %d, plan is for %d examples", len(ts.X), ts.D, ts.N)
+	}
+	for _, i := range idx {
+		for j := i * ts.D; j < (i+1)*ts.D; j++ {
+			ts.X[j] += float32(NoiseStd * rng.NormFloat64())
 		}
 	}
 	return nil
@@ -175,18 +269,30 @@ func (p *Plan) CorruptGradient(i int, row []float32, rng *rand.Rand) error {
 	if !p.mask[i] {
 		return nil
 	}
-	switch p.kind {
-	case GradientNoise:
-		if rng == nil {
-			return fmt.Errorf("corruption %s: nil random generator", p.kind)
-		}
-		for j := range row {
-			row[j] += float32(NoiseStd * rng.NormFloat64())
-		}
-	case GradientSignFlip:
-		for j := range row {
-			row[j] = -row[j]
-		}
+	if p.model.Gradient == nil {
+		return nil
+	}
+	if err := p.model.Gradient(row, rng); err != nil {
+		return fmt.Errorf("corruption %s: %w", p.kind, err)
+	}
+	return nil
+}
+
+// gradientNoise adds N(0, NoiseStd²) to every coordinate.
+func gradientNoise(row []float32, rng *rand.Rand) error {
+	if rng == nil {
+		return fmt.Errorf("nil random generator")
+	}
+	for j := range row {
+		row[j] += float32(NoiseStd * rng.NormFloat64())
+	}
+	return nil
+}
+
+// signFlip negates the gradient.
+func signFlip(row []float32, _ *rand.Rand) error {
+	for j := range row {
+		row[j] = -row[j]
 	}
 	return nil
 }

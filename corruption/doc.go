@@ -7,5 +7,7 @@
 // are applied once to the raw training slices with Plan.ApplyData; gradient
 // kinds are applied by the optimizer, at every step, to the per-example
 // gradient rows of the corrupted examples in the batch (before clipping) with
-// Plan.CorruptGradient. The package imports nothing from privtrain.
+// Plan.CorruptGradient. Each kind is a Kind value registered by name with
+// Register (the built-ins too), so other packages add kinds; Kinds lists
+// them. The package imports nothing from privtrain.
 package corruption
