@@ -66,6 +66,7 @@ func runExperiment(args []string, stdout, stderr io.Writer) int {
 func runPrivacyFigures(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("trainer experiment privacy-figures", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	setUsage(fs, "trainer experiment privacy-figures [flags]")
 	out := fs.String("out", "out/privacy-figures", "output directory")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -83,6 +84,7 @@ func runPrivacyFigures(args []string, stdout, stderr io.Writer) error {
 func runPTRTable(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("trainer experiment ptr-table", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	setUsage(fs, "trainer experiment ptr-table [flags]")
 	t := experiments.PTRTable{}
 	fs.StringVar(&t.Preset, "preset", "ptr-mnist", "hyper-parameter preset: ptr-mnist, ptr-emnist, ptr-cifar10")
 	fs.StringVar(&t.DataDir, "data-dir", "", "data directory (default $PRIVTRAIN_DATA; MNIST needs none)")

@@ -9,12 +9,14 @@
 //	                             privacy accounting (JSON with --json)
 //	trainer experiment NAME      regenerate a paper's figures or tables
 //	trainer rgm-gd [flags]       private ridge regression over nodes (RGM)
+//	trainer --version            module version and VCS revision of the build
 package main
 
 import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"sort"
 )
 
@@ -47,6 +49,10 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 	if c, ok := cmds[args[0]]; ok {
 		return c.run(args[1:], stdout, stderr)
 	}
+	if args[0] == "--version" || args[0] == "-version" || args[0] == "version" {
+		fmt.Fprintln(stdout, version(debug.ReadBuildInfo()))
+		return 0
+	}
 	if args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		usage(stdout, cmds)
 		return 0
@@ -67,5 +73,5 @@ func usage(w io.Writer, cmds map[string]command) {
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-11s %s\n", n, cmds[n].brief)
 	}
-	fmt.Fprintln(w, "run 'trainer COMMAND -h' for a command's flags")
+	fmt.Fprintln(w, "run 'trainer COMMAND --help' for a command's flags; 'trainer --version' for the build")
 }

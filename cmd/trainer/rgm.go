@@ -45,6 +45,7 @@ type rgmRun struct {
 func runRGM(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("rgm-gd", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	setUsage(fs, "trainer rgm-gd [flags]")
 	dataDir := fs.String("data-dir", "", "data directory holding ijcnn1/ (default: $"+datasets.DataDirEnv+")")
 	out := fs.String("out", "", "output directory (required)")
 	figure := fs.Bool("figure", false, "reproduce Figure 1 (ε = 0.1) and the Appendix D ijcnn1 panel (ε = 1e-3) into --out; only --data-dir, --out, --iterations, --runs, --seed and --workers apply")

@@ -11,6 +11,9 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/privtrain/privtrain/aggregate"
+	"github.com/privtrain/privtrain/corruption"
+	"github.com/privtrain/privtrain/datasets"
 	"github.com/privtrain/privtrain/experiments"
 )
 
@@ -92,11 +95,12 @@ func parseTrainFlags(args []string, stderr io.Writer) (experiments.TrainConfig, 
 
 	fs := flag.NewFlagSet("trainer train", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.String("preset", *preset, "hyper-parameter preset: ptr-mnist, ptr-emnist, ptr-cifar10, pdp-mnist, pdp-fashion-mnist, pdp-svhn")
+	setUsage(fs, "trainer train [flags]   (defaults, then --preset, then --config, then the other flags)")
+	fs.String("preset", *preset, "hyper-parameter preset: "+alternatives(presetNames()))
 	fs.String("config", *config, "JSON or YAML config file (flags override it)")
-	fs.StringVar(&cfg.Method, "method", cfg.Method, "nonprivate | dpsgd | tsgd-gaussian | tsgd-ptr | nonprivate-robust | pdp-sgd | pdp-sampling | pdp-adapdp | pdp-dpsgd")
-	fs.StringVar(&cfg.Rule, "rule", cfg.Rule, "aggregation rule for nonprivate-robust (coord-median, coord-trimmed-mean, krum, multi-krum, geomed, centered-clip, tsum)")
-	fs.StringVar(&cfg.Dataset, "dataset", cfg.Dataset, "mnist | fashion-mnist | emnist-letters | emnist-balanced | cifar10 | svhn")
+	fs.StringVar(&cfg.Method, "method", cfg.Method, alternatives(experiments.Methods()))
+	fs.StringVar(&cfg.Rule, "rule", cfg.Rule, "aggregation rule for nonprivate-robust: "+alternatives(aggregate.Names()))
+	fs.StringVar(&cfg.Dataset, "dataset", cfg.Dataset, alternatives(datasets.Names()))
 	fs.StringVar(&cfg.DataDir, "data-dir", cfg.DataDir, "data directory (default $PRIVTRAIN_DATA; MNIST needs none)")
 	fs.StringVar(&cfg.Model, "model", cfg.Model, "tfp-cnn | pdp-cnn-mnist | pdp-cnn-svhn | logreg")
 	fs.IntVar(&cfg.BatchSize, "batch-size", cfg.BatchSize, "expected batch size (Poisson rate q = batch/N)")
@@ -121,7 +125,7 @@ func parseTrainFlags(args []string, stderr io.Writer) (experiments.TrainConfig, 
 	fs.Float64Var(&cfg.DynamicRate, "dynamic-f-rate", cfg.DynamicRate, "F change per test as a fraction of the batch")
 	fs.BoolVar(&cfg.DynamicIncreaseOnPass, "dynamic-f-increase-on-pass", cfg.DynamicIncreaseOnPass, "use appendix B.1.3's direction (increase F on a passed test)")
 	fs.Float64Var(&cfg.CenteredClipRadius, "cc-radius", cfg.CenteredClipRadius, "radius ρ of the centered-clip rule")
-	fs.StringVar(&cfg.Corruption, "corruption", cfg.Corruption, "none | label-flip | targeted-label-flip | feature | gradient-noise | gradient-sign-flip")
+	fs.StringVar(&cfg.Corruption, "corruption", cfg.Corruption, alternatives(corruption.Kinds()))
 	fs.Float64Var(&cfg.CorruptionRatio, "corruption-ratio", cfg.CorruptionRatio, "fraction of training examples corrupted")
 	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "random seed (runs are reproducible bit-for-bit)")
 	fs.StringVar(&cfg.Out, "out", cfg.Out, "run directory")
