@@ -1,0 +1,176 @@
+package optim
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/privtrain/privtrain/aggregate"
+	"github.com/privtrain/privtrain/datasets"
+	"github.com/privtrain/privtrain/model"
+	"github.com/privtrain/privtrain/privacy"
+)
+
+// PrivateConfig states the privacy of a DP-SGD run once, for MakePrivate.
+// Give either Sigma or TargetEpsilon (with Steps), never both.
+type PrivateConfig struct {
+	// ClipNorm is R, the per-example L2 clipping bound (> 0).
+	ClipNorm float64
+	// Q is the Poisson sampling rate in (0, 1]; when 0, BatchSize/N.
+	Q float64
+	// BatchSize is the expected batch size, used when Q is 0.
+	BatchSize int
+	// Sigma is the noise multiplier σ (noise std σ·R on the sum).
+	Sigma float64
+	// TargetEpsilon, when > 0, calibrates σ with privacy.CalibrateSigma:
+	// the smallest σ (to privacy.CalibrationTolerance) such that Steps
+	// steps are (TargetEpsilon, Delta)-DP under Conversion.
+	TargetEpsilon float64
+	// Steps is the planned number of steps (required with TargetEpsilon).
+	Steps int
+	// Delta is the δ at which ε is reported (and calibrated), in (0, 1).
+	Delta float64
+	// Conversion from RDP to (ε, δ) ("" means privacy.ConversionBBG).
+	Conversion privacy.Conversion
+	// LR is the learning rate (> 0).
+	LR float64
+	// Rule is the registered aggregation rule ("" means "sum"). With
+	// Config{Sigma: σ, ClipNorm: R, Options: Options} it must release the
+	// Gaussian mechanism with multiplier σ at normalized sensitivity 1 —
+	// as sum and tsum do, and any rule calibrating its noise to its own
+	// sensitivity. The trainer checks every step's report against it.
+	Rule    string
+	Options map[string]float64
+	// Seed drives the sampler and the noise (through DeriveSeed with
+	// "sampler" and "noise", as the experiments do).
+	Seed uint64
+	// Workers is the number of goroutines for clipping (0: GOMAXPROCS).
+	Workers int
+}
+
+// Private is a ready DP-SGD trainer made by MakePrivate: a Poisson sampler,
+// per-example clipping to R, a private aggregation rule and an accountant
+// that charges every step. Its Trainer can also be driven step by step.
+type Private struct {
+	*Trainer
+	// Sigma is the noise multiplier in use (given or calibrated); Q the
+	// sampling rate; Delta and Conversion those at which Epsilon reports.
+	Sigma, Q, Delta float64
+	Conversion      privacy.Conversion
+	Accountant      *privacy.Accountant
+	Sampler         *datasets.PoissonSampler
+	Aggregator      aggregate.Aggregator
+	next            int
+}
+
+// MakePrivate returns a private trainer of m on data (the analogue of
+// Opacus' make_private and make_private_with_epsilon): Poisson sampling at
+// rate q, clipping to R, the aggregation rule (default "sum", DP-SGD's
+// Σ g_i + N(0, σ²R² I)) and an RDP accountant composing the
+// Poisson-subsampled Gaussian mechanism (MTZ19) every step. With a target
+// (ε, δ) and a number of steps, σ is the smallest that meets it.
+//
+// The model is a classifier (labels) when its spec has more than one class
+// and a regression model (targets) otherwise; data must have the matching
+// field and as many features per example as the model's input.
+func MakePrivate(m model.Model, data *datasets.Dataset, cfg PrivateConfig) (*Private, error) {
+	if m == nil || data == nil {
+		return nil, errors.New("optim: make private: model and data are required")
+	}
+	if err := data.Validate(); err != nil {
+		return nil, fmt.Errorf("optim: make private: %w", err)
+	}
+	labels := m.Spec().Classes > 1
+	if labels && data.Labels == nil || !labels && data.Targets == nil {
+		return nil, fmt.Errorf("optim: make private: the model needs %s, which %s lacks", map[bool]string{true: "labels", false: "targets"}[labels], data.Name)
+	}
+	if !(cfg.ClipNorm > 0) || math.IsInf(cfg.ClipNorm, 0) {
+		return nil, fmt.Errorf("optim: make private: clipping norm R must be finite and > 0, got %v", cfg.ClipNorm)
+	}
+	if !(cfg.Delta > 0 && cfg.Delta < 1) {
+		return nil, fmt.Errorf("optim: make private: δ must be in (0, 1), got %v", cfg.Delta)
+	}
+	q := cfg.Q
+	if q == 0 {
+		if cfg.BatchSize <= 0 || data.N == 0 {
+			return nil, fmt.Errorf("optim: make private: set a sampling rate q or an expected batch size > 0 (got %d) on non-empty data", cfg.BatchSize)
+		}
+		q = float64(cfg.BatchSize) / float64(data.N)
+	}
+	if !(q > 0 && q <= 1) {
+		return nil, fmt.Errorf("optim: make private: sampling rate q must be in (0, 1], got %v", q)
+	}
+	conv := cfg.Conversion
+	if conv == "" {
+		conv = privacy.ConversionBBG
+	}
+	sigma := cfg.Sigma
+	switch {
+	case cfg.TargetEpsilon != 0 && cfg.Sigma != 0:
+		return nil, errors.New("optim: make private: give either σ or a target ε, not both")
+	case cfg.TargetEpsilon != 0:
+		if cfg.Steps < 1 {
+			return nil, fmt.Errorf("optim: make private: a target ε needs the number of steps (≥ 1), got %d", cfg.Steps)
+		}
+		var err error
+		sigma, err = privacy.CalibrateSigma(privacy.CalibrationRequest{
+			TargetEpsilon: cfg.TargetEpsilon, Delta: cfg.Delta, Q: q, Steps: cfg.Steps, Conversion: conv,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("optim: make private: %w", err)
+		}
+	case !(sigma > 0) || math.IsInf(sigma, 0):
+		return nil, fmt.Errorf("optim: make private: noise multiplier σ must be finite and > 0 (or give a target ε), got %v", sigma)
+	}
+	rule := cfg.Rule
+	if rule == "" {
+		rule = "sum"
+	}
+	agg, err := aggregate.New(rule, aggregate.Config{Sigma: sigma, ClipNorm: cfg.ClipNorm, Options: cfg.Options})
+	if err != nil {
+		return nil, fmt.Errorf("optim: make private: %w", err)
+	}
+	sampler, err := datasets.NewPoissonSampler(data.N, q, DeriveSeed(cfg.Seed, "sampler"))
+	if err != nil {
+		return nil, fmt.Errorf("optim: make private: %w", err)
+	}
+	acct, err := privacy.NewAccountant(nil)
+	if err != nil {
+		return nil, fmt.Errorf("optim: make private: %w", err)
+	}
+	t, err := NewTrainer(Config{
+		Model: m, Data: data, Labels: labels, Sampler: sampler, Aggregator: agg,
+		ClipNorm: cfg.ClipNorm, LR: cfg.LR, Q: q, Accountant: acct,
+		StepMechanism: privacy.Gaussian{Sigma: sigma}, Delta: cfg.Delta, Conversion: conv,
+		Seed: DeriveSeed(cfg.Seed, "noise"), Workers: cfg.Workers,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("optim: make private: %w", err)
+	}
+	return &Private{Trainer: t, Sigma: sigma, Q: q, Delta: cfg.Delta, Conversion: conv,
+		Accountant: acct, Sampler: sampler, Aggregator: agg}, nil
+}
+
+// Train runs the next n steps (continuing after earlier calls) and returns
+// the last step's result.
+func (p *Private) Train(n int) (StepResult, error) {
+	var last StepResult
+	for i := 0; i < n; i++ {
+		r, err := p.Step(p.next)
+		if err != nil {
+			return r, err
+		}
+		p.next++
+		last = r
+	}
+	return last, nil
+}
+
+// Steps returns the number of steps Train has run.
+func (p *Private) Steps() int { return p.next }
+
+// Epsilon returns the (ε, δ) guarantee of the steps run so far, at the
+// configured δ and conversion.
+func (p *Private) Epsilon() (privacy.EpsilonResult, error) {
+	return p.Accountant.Epsilon(p.Delta, p.Conversion)
+}
