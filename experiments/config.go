@@ -72,7 +72,18 @@ type TrainConfig struct {
 	// PDP configures the personalized-DP methods (pdp-*).
 	PDP PDPConfig `json:"pdp,omitempty" yaml:"pdp,omitempty"`
 
-	Seed            uint64 `json:"seed" yaml:"seed"`
+	// Seed is the public seed: model initialization, the corruption plan
+	// (the attacker's choice) and non-private batches. The privacy
+	// randomness (noise, Poisson sampling, PTR test) is secret, drawn from
+	// the OS and kept in the run's private/noise.key, unless
+	// ReproducibleNoise derives it from Seed too (`--seed N`): the guarantee
+	// of such a run holds only while the seed is kept secret.
+	Seed              uint64 `json:"seed" yaml:"seed"`
+	ReproducibleNoise bool   `json:"reproducible_noise,omitempty" yaml:"reproducible_noise,omitempty"`
+	// SecureNoise makes the private aggregate floating-point safe: exact
+	// integer sums on a power-of-two grid plus discrete Gaussian noise and a
+	// discrete-Laplace PTR test (aggregate.Secure).
+	SecureNoise     bool   `json:"secure_noise,omitempty" yaml:"secure_noise,omitempty"`
 	Out             string `json:"out" yaml:"out"`
 	CheckpointEvery int    `json:"checkpoint_every,omitempty" yaml:"checkpoint_every,omitempty"`
 	EvalEvery       int    `json:"eval_every,omitempty" yaml:"eval_every,omitempty"`

@@ -149,5 +149,8 @@ func trainPDP(ctx context.Context, cfg TrainConfig, opt Options) (*Summary, erro
 	if err != nil {
 		return nil, err
 	}
+	if j.key, err = privacyKey(cfg, ck != nil); err != nil {
+		return nil, err
+	}
 	return j.run(ctx, opt.Progress)
 }
