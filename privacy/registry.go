@@ -7,7 +7,8 @@ import (
 
 // FromSpec rebuilds a mechanism from its Spec (as written by the mechanism's
 // Spec method) and validates it. Known kinds: "gaussian", "laplace", "ptr",
-// "subsampled-gaussian", "poisson-subsampled" and "rgm".
+// "subsampled-gaussian", "poisson-subsampled", "rgm", "discrete-gaussian",
+// "discrete-laplace" and "ptr-discrete".
 //
 // A new mechanism kind is registered by adding one case below.
 func FromSpec(s Spec) (Mechanism, error) {
@@ -28,6 +29,12 @@ func FromSpec(s Spec) (Mechanism, error) {
 		m, err = poissonSubsampledFromSpec(s, FromSpec)
 	case "rgm":
 		m, err = RGMFromSpec(s)
+	case "discrete-gaussian":
+		m, err = discreteGaussianFromSpec(s)
+	case "discrete-laplace":
+		m, err = discreteLaplaceFromSpec(s)
+	case "ptr-discrete":
+		m, err = ptrDiscreteFromSpec(s)
 	default:
 		return nil, fmt.Errorf("mechanism spec: unknown kind %q", s.Kind)
 	}
