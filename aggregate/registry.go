@@ -56,9 +56,23 @@ type Config struct {
 	// mean-scale reference. 0 divides by the previous step's actual batch
 	// size, which is data dependent and therefore allowed only for σ = 0.
 	ExpectedBatch float64
+	// Secure selects the floating-point-safe release of sum, tsum and
+	// ptr-tsum (see secureRelease): exact integer sums on a power-of-two
+	// grid, discrete Gaussian noise and a discrete-Laplace PTR test. It
+	// needs σ > 0; other rules refuse it.
+	Secure bool
 	// RGM is the Relative Gaussian Mechanism of rgm-sum (its η, R_rel, γ,
 	// σ and dimension; see privacy.RGM).
 	RGM privacy.RGM
+}
+
+// Planned is implemented by the private rules (sum, tsum, ptr-tsum): the
+// (not subsampled) mechanism every step of theirs is, fixed at
+// construction, or nil when they add no noise. A trainer plans its
+// accounting with it, so secure and float modes are accounted by their own
+// curves.
+type Planned interface {
+	Mechanism() privacy.Mechanism
 }
 
 // Trimmer is implemented by the rules with a trim level F (tsum, ptr-tsum);
@@ -92,6 +106,9 @@ func New(name string, cfg Config) (Aggregator, error) {
 	ctor, ok := registry[name]
 	if !ok {
 		return nil, fmt.Errorf("aggregate: unknown rule %q (known: %v)", name, Names())
+	}
+	if cfg.Secure && name != "sum" && name != "tsum" && name != "ptr-tsum" {
+		return nil, fmt.Errorf("aggregate: rule %q has no secure-noise mode (sum, tsum and ptr-tsum do)", name)
 	}
 	if err := cfg.checkCommon(); err != nil {
 		return nil, fmt.Errorf("aggregate: rule %q: %w", name, err)
