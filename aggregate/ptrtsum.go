@@ -60,7 +60,7 @@ func newPTRTSum(cfg Config) (Aggregator, error) {
 		if a.sec, err = newSecure(cfg, true); err != nil {
 			return nil, err
 		}
-		a.threshold = float64(a.sec.thresh)
+		a.threshold = float64(a.sec.thresh) / secureTestGranularity
 	}
 	return a, nil
 }
@@ -147,16 +147,16 @@ func (a *PTRTSum) Aggregate(g Grads, rng *rand.Rand, out []float32) (Report, err
 }
 
 // secureAggregate is Aggregate in secure mode: Δ on the exact grid norms,
-// Δ̂ = Δ + discrete Laplace (an integer), fail iff Δ̂ ≤ T.
+// v = K·Δ + discrete Laplace (an integer), fail iff v ≤ T; Δ̂ = v/K.
 func (a *PTRTSum) secureAggregate(g Grads, rng *rand.Rand, out []float32) (Report, error) {
 	if err := a.sec.prepare(g); err != nil {
 		return Report{}, fmt.Errorf("ptr-tsum: %w", err)
 	}
 	a.s.idx = a.sec.sortBySumSq(a.s.idx)
 	delta := a.sec.safetyMargin(a.s.idx, a.f)
-	dhat := int64(delta) + a.sec.lap.Sample(rng)
-	rep := Report{Delta: delta, DeltaHat: float64(dhat), F: a.f, Mechanism: a.sec.Mechanism()}
-	if dhat <= a.sec.thresh {
+	v := secureTestGranularity*int64(delta) + a.sec.lap.Sample(rng)
+	rep := Report{Delta: delta, DeltaHat: float64(v) / secureTestGranularity, F: a.f, Mechanism: a.sec.Mechanism()}
+	if v <= a.sec.thresh {
 		rep.Branch = "+"
 		a.sec.release(g, a.s.idx, a.sec.noise, rng, out)
 		return rep, nil

@@ -48,13 +48,15 @@ import (
 // integer norms ‖n_i‖² (Δ compares them with ⌊(τ/γ)²⌋, which decides
 // ‖n_i‖ > τ/γ exactly), so Δ has sensitivity 1 and a passed test bounds the
 // trimmed sum's local sensitivity by τ/γ (Theorem 5.1 applied to the rows
-// n_i). The test adds discrete Laplace noise of scale b (exact, any finite
-// float64 b is a ratio of integers) to the integer Δ and passes when
-// Δ + Z > T, with T the smallest integer for which Pr[Z > T] =
-// e^{−(T+1)/b}/(1+e^{−1/b}) ≤ δ₀ (checked in float64 with a relative
-// margin of 1e-9). The passed branch's noise is N_Z(0, ⌈σ_Z²(τ/R)²⌉), at
+// n_i). The test adds discrete Laplace noise of scale K·b (exact: any
+// finite float64 is a ratio of integers) to the integer K·Δ, K = 2¹⁰ (the
+// granularity makes the test's RDP within 0.1% of the continuous Laplace's,
+// see privacy.DiscreteLaplace), and passes when K·Δ + Z > T, with T the
+// smallest integer for which Pr[Z > T] = e^{−(T+1)/(Kb)}/(1+e^{−1/(Kb)}) ≤ δ₀
+// (checked in float64 with a relative margin of 1e-9). The noisy margin
+// Δ̂ = (K·Δ + Z)/K is an exact function of that integer. The passed branch's noise is N_Z(0, ⌈σ_Z²(τ/R)²⌉), at
 // least τ·σ_Z relative to R' as Theorem 4.3 needs; the step is
-// privacy.PTRDiscrete{σ_Z/R', τ/R (both rounded down), b, δ₀}.
+// privacy.PTRDiscrete{σ_Z/R', τ/R (both rounded down), b, δ₀, K}.
 type secureRelease struct {
 	exp    int     // γ = 2^exp
 	scale  float64 // 2^−exp
@@ -72,7 +74,10 @@ type secureRelease struct {
 	acc   []int64
 }
 
-const secureGridBits = 14
+const (
+	secureGridBits        = 14
+	secureTestGranularity = 1 << 10
+)
 
 // newSecure builds the secure release for σ, R (and, when ptr, τ, b, δ₀).
 func newSecure(cfg Config, ptr bool) (*secureRelease, error) {
@@ -119,11 +124,15 @@ func newSecure(cfg Config, ptr bool) (*secureRelease, error) {
 	if s.pass, err = exactnoise.NewGaussian(max(s2pass, 1)); err != nil {
 		return nil, err
 	}
-	if s.lap, err = exactnoise.NewLaplace(cfg.B); err != nil {
+	scale := cfg.B * secureTestGranularity // exact: a power-of-two multiple
+	if s.lap, err = exactnoise.NewLaplace(scale); err != nil {
 		return nil, err
 	}
-	s.thresh = discreteLaplaceThreshold(cfg.B, cfg.Delta0)
-	s.mech = privacy.PTRDiscrete{Sigma1: sigmaEff, Tau: ratioDown(exact(cfg.Tau), exact(cfg.ClipNorm)), B: s.lap.Scale(), Delta0: cfg.Delta0}
+	if s.lap.Scale() != scale {
+		return nil, fmt.Errorf("secure noise: PTR scale b = %v is not represented exactly", cfg.B)
+	}
+	s.thresh = discreteLaplaceThreshold(scale, cfg.Delta0)
+	s.mech = privacy.PTRDiscrete{Sigma1: sigmaEff, Tau: ratioDown(exact(cfg.Tau), exact(cfg.ClipNorm)), B: cfg.B, Delta0: cfg.Delta0, K: secureTestGranularity}
 	return s, s.mech.Validate()
 }
 

@@ -258,16 +258,16 @@ func TestSecureRowsWithinClipNorm(t *testing.T) {
 // The discrete PTR test: T is the smallest integer with
 // Pr[Z > T] = e^{−(T+1)/b}/(1+e^{−1/b}) ≤ δ₀, and the branches follow Δ.
 func TestSecurePTR(t *testing.T) {
-	for _, c := range []struct{ b, delta0 float64 }{{1, 1e-8}, {2, 1e-5}, {0.5, 0.3}} {
+	for _, c := range []struct{ b, delta0 float64 }{{1, 1e-8}, {2, 1e-5}, {0.5, 0.3}, {1024, 1e-8}} {
 		T := discreteLaplaceThreshold(c.b, c.delta0)
 		tail := func(t int64) float64 { return math.Exp(-float64(t+1)/c.b) / (1 + math.Exp(-1/c.b)) }
 		if tail(T) > c.delta0 || T > 0 && tail(T-1) <= c.delta0*(1-1e-9) {
 			t.Errorf("b=%v δ₀=%v: T = %d (tail %v, previous %v)", c.b, c.delta0, T, tail(T), tail(T-1))
 		}
 	}
-	// 40 rows of norm 0.1 (< τ) and F = 30: Δ = F = 30 > T = 18, so the test
-	// passes except with probability Pr[Z ≤ −12] ≈ 4e-6; with 40 rows of
-	// norm 0.9 > τ, Δ = 0 and it fails except with probability ≤ δ₀.
+	// 40 rows of norm 0.1 (< τ) and F = 30: Δ = F = 30 > T/K ≈ 18.4, so the
+	// test passes except with probability ≈ e^{−11.6}; with 40 rows of norm
+	// 0.9 > τ, Δ = 0 and it fails except with probability ≤ δ₀.
 	mk := func(norm float32) Grads {
 		g := Grads{M: 40, P: 2, ClipNorm: 1}
 		for i := 0; i < 40; i++ {
@@ -280,7 +280,7 @@ func TestSecurePTR(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m, ok := agg.(Planned).Mechanism().(privacy.PTRDiscrete); !ok || m.B != 1 || m.Delta0 != 1e-8 || m.Tau > 0.5 || m.Tau < 0.5*(1-1e-15) {
+	if m, ok := agg.(Planned).Mechanism().(privacy.PTRDiscrete); !ok || m.B != 1 || m.K != secureTestGranularity || m.Delta0 != 1e-8 || m.Tau > 0.5 || m.Tau < 0.5*(1-1e-15) {
 		t.Fatalf("mechanism %+v", agg.(Planned).Mechanism())
 	}
 	rng := randstream.FromSeed(9).Stream("ptr", 0)
@@ -295,7 +295,7 @@ func TestSecurePTR(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if rep.Delta != c.delta || rep.Branch != c.branch || rep.DeltaHat != math.Trunc(rep.DeltaHat) {
+			if v := rep.DeltaHat * secureTestGranularity; rep.Delta != c.delta || rep.Branch != c.branch || v != math.Trunc(v) {
 				t.Fatalf("norm %v: Δ %d Δ̂ %v branch %q, want Δ %d branch %q", c.norm, rep.Delta, rep.DeltaHat, rep.Branch, c.delta, c.branch)
 			}
 			if c.branch == "-" && rep.Trimmed != 30 {

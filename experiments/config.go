@@ -104,6 +104,7 @@ func DefaultConfig() TrainConfig {
 		TargetEpsilon: 3, DynamicF: true,
 		Corruption: "label-flip", CorruptionRatio: 0.1,
 		Seed: 1, Out: "runs/default", CheckpointEvery: 500,
+		SecureNoise: true,
 	}
 	Presets()["ptr-mnist"](&c)
 	c.Preset = "ptr-mnist"

@@ -280,6 +280,7 @@ func (j *job) buildAggregator(cfg TrainConfig) (privacy.Mechanism, error) {
 	ac := aggregate.Config{
 		Sigma: cfg.Sigma, ClipNorm: cfg.ClipNorm, Tau: cfg.Tau, B: cfg.LaplaceB, Delta0: cfg.Delta0,
 		F: f, TrimFraction: cfg.TrimFraction, Radius: cfg.CenteredClipRadius, ExpectedBatch: j.expected,
+		Secure: cfg.SecureNoise && cfg.Private(),
 	}
 	var name string
 	var mech privacy.Mechanism
@@ -301,6 +302,11 @@ func (j *job) buildAggregator(cfg TrainConfig) (privacy.Mechanism, error) {
 		return nil, fmt.Errorf("aggregator: %w", err)
 	}
 	j.agg = agg
+	if ac.Secure {
+		// The secure release is its own mechanism (discrete noise, see
+		// aggregate.Secure), accounted by its own curve.
+		mech = agg.(aggregate.Planned).Mechanism()
+	}
 	if mech != nil {
 		if err := mech.Validate(); err != nil {
 			return nil, err

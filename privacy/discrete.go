@@ -47,28 +47,42 @@ func (g DiscreteGaussian) Spec() Spec {
 }
 
 // DiscreteLaplace is the discrete Laplace mechanism on an integer query of
-// sensitivity 1: q(S) + Z with P(Z = z) ∝ e^{−|z|/B}.
+// sensitivity K (a positive integer): q(S) + Z with P(Z = z) ∝ e^{−|z|/(K·B)},
+// so B is the scale relative to the sensitivity as for Laplace. K = 1 is
+// the plain discrete Laplace; a query scaled by K (K·Δ for an integer Δ of
+// sensitivity 1) with noise of scale K·B tends to the continuous Laplace
+// mechanism as K grows, at the same exact-sampling cost.
 //
-// RDP, for α > 1, with r = e^{−1/B}:
+// RDP, exact: neighbours shift the query by 0 or ±K, and by translation and
+// the reflection z ↦ K−z both orders of the pair P = DL(0), Q = DL(K) give
+// the same divergence. With a = 1/(K·B), r = e^{−a} and c = (1−r)/(1+r),
+// E_P[(P/Q)^{α−1}] = Σ_z c·r^{α|z| + (1−α)|z−K|}, which splits into
 //
-//	ε(α) = 1/(α−1) · log( (e^{(α−1)/B} + e^{−α/B}) / (1 + e^{−1/B}) ).
+//	z ≤ 0:       r^{(1−α)K}/(1−r)
+//	0 < z < K:   r^{(1−α)K} · Σ_{z=1}^{K−1} r^{(2α−1)z}
+//	z ≥ K:       r^{αK}/(1−r)
 //
-// Derivation (exact, not a bound): for neighbours q(S') = q(S) ± 1 the pair
-// of output laws is, up to translation and reflection z ↦ 1−z, P = DL(0)
-// and Q = DL(1) in either order (both orders give the same value by that
-// reflection). P(z)/Q(z) = e^{1/B} for z ≤ 0 and e^{−1/B} for z ≥ 1, and
-// P(Z ≤ 0) = 1/(1+r), P(Z ≥ 1) = r/(1+r), so
-// E_P[(P/Q)^{α−1}] = (e^{(α−1)/B} + r·e^{−(α−1)/B})/(1+r), which is the
-// formula. It tends to the pure-DP value 1/B as α → ∞ and is larger than
-// the continuous Laplace curve (Mironov 2017, Proposition 6) at large α.
+// and ε(α) = log(c·(sum))/(α−1), evaluated in log space. For K = 1 it is
+// 1/(α−1)·log((e^{(α−1)/B} + e^{−α/B})/(1 + e^{−1/B})). It tends to the
+// pure-DP value 1/B as α → ∞; for K = 1 it exceeds the continuous Laplace
+// curve (Mironov 2017, Proposition 6) at large α, and it approaches that
+// curve as K grows (tested).
 type DiscreteLaplace struct {
 	B float64
+	K float64 // integer sensitivity of the query, 1 ≤ K ≤ 2³⁰
 }
 
-// Validate requires a finite B > 0.
+// Validate requires a finite B > 0 and an integer K in [1, 2³⁰].
 func (l DiscreteLaplace) Validate() error {
 	if !(l.B > 0) || math.IsInf(l.B, 0) {
 		return fmt.Errorf("discrete-laplace mechanism: scale b must be finite and > 0, got %v", l.B)
+	}
+	return checkGranularity("discrete-laplace", l.K)
+}
+
+func checkGranularity(kind string, k float64) error {
+	if !(k >= 1 && k <= 1<<30) || k != math.Trunc(k) {
+		return fmt.Errorf("%s mechanism: sensitivity K must be an integer in [1, 2³⁰], got %v", kind, k)
 	}
 	return nil
 }
@@ -78,24 +92,36 @@ func (l DiscreteLaplace) RDP(alpha float64) (RDPValue, error) {
 	if err := checkOrder(alpha); err != nil {
 		return RDPValue{}, err
 	}
-	return RDPValue{Epsilon: discreteLaplaceRDP(alpha, l.B), Bound: "discrete-laplace-closed-form", Valid: true}, nil
+	return RDPValue{Epsilon: discreteLaplaceRDP(alpha, l.B, l.K), Bound: "discrete-laplace-closed-form", Valid: true}, nil
 }
 
 // Spec describes the mechanism.
 func (l DiscreteLaplace) Spec() Spec {
-	return Spec{Kind: "discrete-laplace", Params: map[string]float64{"b": l.B}}
+	return Spec{Kind: "discrete-laplace", Params: map[string]float64{"b": l.B, "k": l.K}}
 }
 
-func discreteLaplaceRDP(alpha, b float64) float64 {
-	num := logAddExp((alpha-1)/b, -alpha/b)
-	return (num - logAddExp(0, -1/b)) / (alpha - 1)
+// discreteLaplaceRDP is DiscreteLaplace's closed form in log space.
+func discreteLaplaceRDP(alpha, b, k float64) float64 {
+	a := 1 / (k * b)
+	log1mr := math.Log(-math.Expm1(-a)) // log(1 − r)
+	logc := log1mr - math.Log1p(math.Exp(-a))
+	l1 := (alpha-1)*k*a - log1mr
+	l3 := -alpha*k*a - log1mr
+	sum := logAddExp(l1, l3)
+	if k >= 2 {
+		g := (2*alpha - 1) * a
+		l2 := (alpha-1)*k*a - g + math.Log(-math.Expm1(-g*(k-1))) - math.Log(-math.Expm1(-g))
+		sum = logAddExp(sum, l2)
+	}
+	return (logc + sum) / (alpha - 1)
 }
 
 // PTRDiscrete is PTR (see PTR) with a discrete-Laplace test on the integer
-// safety margin Δ and discrete-Gaussian releases of integer queries: the
-// TSGD+PTR step of aggregate.Secure. Parameters as in PTR, with Sigma1 and
-// Tau·Sigma1 lower bounds on the two branches' σ_Z/GS, B the discrete
-// Laplace scale, and Delta0 an upper bound on the test's false-pass
+// K·Δ (Δ the safety margin, K an integer granularity) and discrete-Gaussian
+// releases of integer queries: the TSGD+PTR step of aggregate.Secure.
+// Parameters as in PTR, with Sigma1 and Tau·Sigma1 lower bounds on the two
+// branches' σ_Z/GS, B the test's scale relative to Δ's sensitivity (noise
+// of scale K·B on K·Δ), and Delta0 an upper bound on the test's false-pass
 // probability Pr[Z > T] at its integer threshold T.
 //
 // RDP: Theorem 4.3 of Wang et al. (NeurIPS 2022) with the discrete curves:
@@ -104,7 +130,7 @@ func discreteLaplaceRDP(alpha, b float64) float64 {
 //	            ε_N^{σ₁}(α) + ε_DLap^{b}(α) ),
 //
 // with ε_N^{σ}(α) = α/(2σ²) (CKS20 Theorem 14, for integer queries) and
-// ε_DLap the DiscreteLaplace curve. The proof (appendix A.1) uses the
+// ε_DLap the DiscreteLaplace{B, K} curve. The proof (appendix A.1) uses the
 // releases only through Rényi-divergence bounds of each branch given the
 // test's output (eqs. (14)–(18), (25)–(27): the discrete Gaussian's bound
 // α‖μ−μ'‖²/(2σ_Z²) holds coordinate-wise and adds up, replacing the rotation
@@ -119,6 +145,7 @@ type PTRDiscrete struct {
 	Tau    float64
 	B      float64
 	Delta0 float64
+	K      float64 // granularity of the test, an integer in [1, 2³⁰]
 }
 
 // Validate checks σ₁ > 0, 0 < τ ≤ 1, b > 0 and 0 < δ₀ ≤ 1/2.
@@ -126,7 +153,7 @@ func (p PTRDiscrete) Validate() error {
 	if err := (PTR{Sigma1: p.Sigma1, Tau: p.Tau, B: p.B, Delta0: p.Delta0}).Validate(); err != nil {
 		return fmt.Errorf("ptr-discrete: %w", err)
 	}
-	return nil
+	return checkGranularity("ptr-discrete", p.K)
 }
 
 // RDP returns the bound above.
@@ -139,13 +166,13 @@ func (p PTRDiscrete) RDP(alpha float64) (RDPValue, error) {
 	e2 := alpha / (2 * s2 * s2)
 	am1 := alpha - 1
 	mix := logAddExp(math.Log1p(-p.Delta0)+am1*e1, math.Log(p.Delta0)+am1*e2) / am1
-	return RDPValue{Epsilon: math.Max(mix, e1+discreteLaplaceRDP(alpha, p.B)), Bound: "ptr-discrete-thm4.3", Valid: true}, nil
+	return RDPValue{Epsilon: math.Max(mix, e1+discreteLaplaceRDP(alpha, p.B, p.K)), Bound: "ptr-discrete-thm4.3", Valid: true}, nil
 }
 
 // Spec describes the mechanism.
 func (p PTRDiscrete) Spec() Spec {
 	return Spec{Kind: "ptr-discrete", Params: map[string]float64{
-		"sigma1": p.Sigma1, "tau": p.Tau, "b": p.B, "delta0": p.Delta0,
+		"sigma1": p.Sigma1, "tau": p.Tau, "b": p.B, "delta0": p.Delta0, "k": p.K,
 	}}
 }
 
@@ -158,17 +185,17 @@ func discreteGaussianFromSpec(s Spec) (Mechanism, error) {
 }
 
 func discreteLaplaceFromSpec(s Spec) (Mechanism, error) {
-	p, err := specParams(s, "b")
+	p, err := specParams(s, "b", "k")
 	if err != nil {
 		return nil, err
 	}
-	return DiscreteLaplace{B: p[0]}, nil
+	return DiscreteLaplace{B: p[0], K: p[1]}, nil
 }
 
 func ptrDiscreteFromSpec(s Spec) (Mechanism, error) {
-	p, err := specParams(s, "sigma1", "tau", "b", "delta0")
+	p, err := specParams(s, "sigma1", "tau", "b", "delta0", "k")
 	if err != nil {
 		return nil, err
 	}
-	return PTRDiscrete{Sigma1: p[0], Tau: p[1], B: p[2], Delta0: p[3]}, nil
+	return PTRDiscrete{Sigma1: p[0], Tau: p[1], B: p[2], Delta0: p[3], K: p[4]}, nil
 }

@@ -6,34 +6,50 @@ import (
 )
 
 // The discrete Laplace curve equals the Rényi divergence between DL(0) and
-// DL(1) computed by brute-force summation over the integers, in both
-// directions, and lies between the continuous Laplace curve's α → 1 limit
-// and the pure-DP value 1/b.
+// DL(K) computed by brute-force summation over the integers, in both
+// directions; it lies in (0, 1/b], and approaches the continuous Laplace
+// curve as K grows.
 func TestDiscreteLaplaceRDPBruteForce(t *testing.T) {
 	for _, b := range []float64{0.5, 1, 3} {
-		r := math.Exp(-1 / b)
-		pmf := func(z float64) float64 { return (1 - r) / (1 + r) * math.Exp(-math.Abs(z)/b) }
-		for _, alpha := range []float64{1.5, 2, 4.5, 10, 64} {
-			var fwd, rev float64
-			for z := -3000.0; z <= 3000; z++ {
-				p, q := pmf(z), pmf(z-1)
-				if p == 0 || q == 0 {
-					continue
+		for _, k := range []float64{1, 2, 7, 64} {
+			r := math.Exp(-1 / (k * b))
+			pmf := func(z float64) float64 { return (1 - r) / (1 + r) * math.Exp(-math.Abs(z)/(k*b)) }
+			for _, alpha := range []float64{1.5, 2, 4.5, 10, 64} {
+				var fwd, rev float64
+				lim := 60 * k * b * alpha
+				for z := -lim; z <= lim+k; z++ {
+					p, q := pmf(z), pmf(z-k)
+					if p == 0 || q == 0 {
+						continue
+					}
+					fwd += p * math.Pow(p/q, alpha-1)
+					rev += q * math.Pow(q/p, alpha-1)
 				}
-				fwd += p * math.Pow(p/q, alpha-1)
-				rev += q * math.Pow(q/p, alpha-1)
+				want := math.Log(fwd) / (alpha - 1)
+				got, err := DiscreteLaplace{B: b, K: k}.RDP(alpha)
+				if err != nil {
+					t.Fatal(err)
+				}
+				tol := 1e-9 * math.Max(1, want)
+				if math.Abs(got.Epsilon-want) > tol || math.Abs(math.Log(rev)/(alpha-1)-want) > tol {
+					t.Errorf("b=%v K=%v α=%v: %v, brute force %v / %v", b, k, alpha, got.Epsilon, want, math.Log(rev)/(alpha-1))
+				}
+				if got.Epsilon > 1/b+1e-12 || got.Epsilon <= 0 {
+					t.Errorf("b=%v K=%v α=%v: %v outside (0, 1/b]", b, k, alpha, got.Epsilon)
+				}
 			}
-			want := math.Log(fwd) / (alpha - 1)
-			got, err := DiscreteLaplace{B: b}.RDP(alpha)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if math.Abs(got.Epsilon-want) > 1e-9*math.Max(1, want) || math.Abs(math.Log(rev)/(alpha-1)-want) > 1e-9*math.Max(1, want) {
-				t.Errorf("b=%v α=%v: %v, brute force %v / %v", b, alpha, got.Epsilon, want, math.Log(rev)/(alpha-1))
-			}
-			if got.Epsilon > 1/b+1e-12 || got.Epsilon <= 0 {
-				t.Errorf("b=%v α=%v: %v outside (0, 1/b]", b, alpha, got.Epsilon)
-			}
+		}
+	}
+	// K = 2¹⁰ is within 0.1% of the continuous Laplace curve.
+	for _, alpha := range []float64{2, 10, 63} {
+		d, _ := DiscreteLaplace{B: 1, K: 1024}.RDP(alpha)
+		if c := laplaceRDP(alpha, 1); math.Abs(d.Epsilon-c) > 1e-3*c {
+			t.Errorf("α=%v: K=1024 gives %v, continuous %v", alpha, d.Epsilon, c)
+		}
+	}
+	for _, k := range []float64{0, 1.5, 1 << 31} {
+		if err := (DiscreteLaplace{B: 1, K: k}).Validate(); err == nil {
+			t.Errorf("K = %v accepted", k)
 		}
 	}
 }
@@ -43,7 +59,7 @@ func TestDiscreteLaplaceRDPBruteForce(t *testing.T) {
 // by exactly ε_DLap − ε_Lap where the Laplace term dominates.
 func TestPTRDiscreteVersusPTR(t *testing.T) {
 	c := PTR{Sigma1: 1.1, Tau: 0.5, B: 1, Delta0: 1e-8}
-	d := PTRDiscrete{Sigma1: 1.1, Tau: 0.5, B: 1, Delta0: 1e-8}
+	d := PTRDiscrete{Sigma1: 1.1, Tau: 0.5, B: 1, Delta0: 1e-8, K: 1}
 	for _, alpha := range []float64{1.5, 2, 8, 32, 63} {
 		cv, _ := c.RDP(alpha)
 		dv, _ := d.RDP(alpha)
@@ -51,14 +67,14 @@ func TestPTRDiscreteVersusPTR(t *testing.T) {
 			t.Errorf("α=%v: discrete %v below continuous %v", alpha, dv.Epsilon, cv.Epsilon)
 		}
 		e1 := alpha / (2 * 1.1 * 1.1)
-		if want := e1 + discreteLaplaceRDP(alpha, 1); dv.Epsilon < want-1e-12 {
+		if want := e1 + discreteLaplaceRDP(alpha, 1, 1); dv.Epsilon < want-1e-12 {
 			t.Errorf("α=%v: %v below the discrete Laplace term %v", alpha, dv.Epsilon, want)
 		}
-		if cv.Epsilon > e1+discreteLaplaceRDP(alpha, 1) && dv.Epsilon != cv.Epsilon {
+		if cv.Epsilon > e1+discreteLaplaceRDP(alpha, 1, 1) && dv.Epsilon != cv.Epsilon {
 			t.Errorf("α=%v: where the mixture term dominates both must agree: %v vs %v", alpha, dv.Epsilon, cv.Epsilon)
 		}
 	}
-	if err := (PTRDiscrete{Sigma1: 1, Tau: 1.5, B: 1, Delta0: 1e-8}).Validate(); err == nil {
+	if err := (PTRDiscrete{Sigma1: 1, Tau: 1.5, B: 1, Delta0: 1e-8, K: 1}).Validate(); err == nil {
 		t.Error("τ > 1 accepted")
 	}
 }
@@ -67,7 +83,7 @@ func TestPTRDiscreteVersusPTR(t *testing.T) {
 // checkpoint) and their Poisson subsampling uses the ZW19 black-box bound
 // (auto), while whitebox is refused: no white-box bound is proven for them.
 func TestDiscreteMechanismsSpecAndSubsampling(t *testing.T) {
-	for _, m := range []Mechanism{DiscreteGaussian{Sigma: 1.1}, DiscreteLaplace{B: 2}, PTRDiscrete{Sigma1: 1.1, Tau: 0.5, B: 1, Delta0: 1e-8}} {
+	for _, m := range []Mechanism{DiscreteGaussian{Sigma: 1.1}, DiscreteLaplace{B: 2, K: 4}, PTRDiscrete{Sigma1: 1.1, Tau: 0.5, B: 1, Delta0: 1e-8, K: 1024}} {
 		back, err := FromSpec(m.Spec())
 		if err != nil || back != m {
 			t.Errorf("%v: round trip %v, %v", m.Spec().Kind, back, err)
