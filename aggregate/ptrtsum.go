@@ -158,12 +158,12 @@ func (a *PTRTSum) secureAggregate(g Grads, rng *rand.Rand, out []float32) (Repor
 	rep := Report{Delta: delta, DeltaHat: float64(v) / secureTestGranularity, F: a.f, Mechanism: a.sec.Mechanism()}
 	if v <= a.sec.thresh {
 		rep.Branch = "+"
-		a.sec.release(g, a.s.idx, a.sec.noise, rng, out)
+		a.sec.release(g, nil, a.sec.noise, rng, out)
 		return rep, nil
 	}
 	rep.Branch = "-"
 	kept := max(g.M-a.f, 0)
 	rep.Trimmed = g.M - kept
-	a.sec.release(g, a.s.idx[:kept], a.sec.pass, rng, out)
+	a.sec.release(g, a.s.idx[kept:], a.sec.pass, rng, out)
 	return rep, nil
 }

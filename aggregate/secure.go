@@ -2,6 +2,7 @@ package aggregate
 
 import (
 	"cmp"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/big"
@@ -71,7 +72,8 @@ type secureRelease struct {
 
 	sumsq []uint64
 	mult  []float64
-	acc   []int64
+	accs  [][]int64 // per-worker row sums; accs[0] the total after prepare
+	seeds [][32]byte
 }
 
 const (
@@ -192,46 +194,120 @@ func ratioDown(a, b *big.Float) float64 {
 func (s *secureRelease) Mechanism() privacy.Mechanism { return s.mech }
 
 // prepare computes every row's exact squared norm on the grid, shrinking
-// rows above ⌊R'²⌋ (see secureRelease).
+// rows above ⌊R'²⌋ (see secureRelease), and the exact integer sum of all
+// rows. Each row is read from memory once: its squared norm is computed,
+// then (still in cache) it is added to its worker's accumulator; the
+// accumulators are summed in integers, so the total does not depend on the
+// number of workers.
 func (s *secureRelease) prepare(g Grads) error {
 	if cap(s.sumsq) < g.M {
 		s.sumsq, s.mult = make([]uint64, g.M), make([]float64, g.M)
 	}
 	s.sumsq, s.mult = s.sumsq[:g.M], s.mult[:g.M]
-	errs := make([]error, g.M)
-	parallelRange(g.M, g.M*g.P, func(i int) {
-		s.mult[i] = 1
-		for iter := 0; ; iter++ {
-			ss, ok := s.rowSumSq(row(g, i), s.mult[i])
-			if !ok || iter > 60 {
-				errs[i] = fmt.Errorf("secure noise: gradient %d cannot be brought within the clipping norm on the grid (norm %v, R = %v)", i, g.Norms[i], math.Sqrt(float64(s.rowMax))*s.gamma)
-				return
-			}
-			if ss <= s.rowMax {
-				s.sumsq[i] = ss
-				return
-			}
-			s.mult[i] *= math.Sqrt(float64(s.rowMax)/float64(ss)) * (1 - 1.0/(1<<20))
+	workers := 1
+	if g.M*g.P >= 1<<14 {
+		workers = max(min(runtime.GOMAXPROCS(0), g.M), 1)
+	}
+	if len(s.accs) < workers || len(s.accs[0]) != g.P {
+		s.accs = make([][]int64, workers)
+		for w := range s.accs {
+			s.accs[w] = make([]int64, g.P)
 		}
-	})
+	}
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			acc := s.accs[w]
+			clear(acc)
+			for i := w; i < g.M; i += workers {
+				if err := s.prepareRow(g, i, acc); err != nil {
+					errs[w] = err
+					return
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
 			return err
 		}
 	}
+	total := s.accs[0]
+	for _, acc := range s.accs[1:workers] {
+		for j, v := range acc {
+			total[j] += v
+		}
+	}
 	return nil
 }
 
+// prepareRow sets sumsq[i] and mult[i] for row i and adds the row to acc.
+// The fast path adds the row while computing its squared norm in one pass;
+// in the rare case that the row must be shrunk or its values are too large
+// for the fast path's overflow bound, the addition is undone exactly and
+// the careful path runs.
+func (s *secureRelease) prepareRow(g Grads, i int, acc []int64) error {
+	s.mult[i] = 1
+	r := row(g, i)
+	if ss, ok := s.addRowSumSq(acc, r); ok && ss <= s.rowMax {
+		s.sumsq[i] = ss
+		return nil
+	}
+	s.addRow(acc, r, 1, -1)
+	defer func() { s.addRow(acc, r, s.mult[i], 1) }()
+	for iter := 0; ; iter++ {
+		ss, ok := s.rowSumSq(row(g, i), s.mult[i])
+		if !ok || iter > 60 {
+			return fmt.Errorf("secure noise: gradient %d cannot be brought within the clipping norm on the grid (norm %v, R = %v)", i, g.Norms[i], math.Sqrt(float64(s.rowMax))*s.gamma)
+		}
+		if ss <= s.rowMax {
+			s.sumsq[i] = ss
+			return nil
+		}
+		s.mult[i] *= math.Sqrt(float64(s.rowMax)/float64(ss)) * (1 - 1.0/(1<<20))
+	}
+}
+
+// addRow adds sign·trunc(r·mult/γ) to acc.
+func (s *secureRelease) addRow(acc []int64, r []float32, mult float64, sign int64) {
+	k := s.scale * mult
+	acc = acc[:len(r)]
+	for j, v := range r {
+		acc[j] += sign * int64(float64(v)*k)
+	}
+}
+
+// addRowSumSq adds n = trunc(r/γ) to acc and returns Σ_j n_j², exact when
+// ok: every |n_j| < 2^b with P·2^{2b} < 2⁶⁴, so the uint64 sum cannot wrap.
+func (s *secureRelease) addRowSumSq(acc []int64, r []float32) (uint64, bool) {
+	b := (64 - bits.Len(uint(len(r)))) / 2
+	var ss, or uint64
+	acc = acc[:len(r)]
+	for j, v := range r {
+		n := int64(float64(v) * s.scale)
+		acc[j] += n
+		m := n >> 63
+		a := uint64((n ^ m) - m) // |n|
+		or |= a
+		ss += a * a
+	}
+	return ss, or>>uint(b) == 0
+}
+
 // rowSumSq returns Σ_j trunc(g_j·mult/γ)² exactly (false on overflow).
+// Every |n_j| ≤ 2³¹, so each square is < 2⁶²; the sum is checked for
+// overflow every 2 terms' worth of headroom by accumulating in uint64 and
+// testing the carry.
 func (s *secureRelease) rowSumSq(r []float32, mult float64) (uint64, bool) {
 	var sum uint64
 	k := s.scale * mult
 	for _, v := range r {
 		n := int64(float64(v) * k)
-		if n < 0 {
-			n = -n
-		}
-		if n > 1<<31 {
+		if n > 1<<31 || n < -(1<<31) {
 			return 0, false
 		}
 		var c uint64
@@ -243,31 +319,38 @@ func (s *secureRelease) rowSumSq(r []float32, mult float64) (uint64, bool) {
 	return sum, true
 }
 
-// release writes (Σ_{i∈idx} n_i + Y)·γ into out, Y_j ∼ noise.
-func (s *secureRelease) release(g Grads, idx []int, noise *exactnoise.Gaussian, rng *rand.Rand, out []float32) {
-	if len(s.acc) != g.P {
-		s.acc = make([]int64, g.P)
+// release writes (Σ_{all rows} n_i − Σ_{i∈excluded} n_i + Y)·γ into out,
+// Y_j ∼ noise, after prepare. The noise of coordinate block b (4096
+// coordinates) is drawn from a ChaCha8 stream keyed by 32 bytes of rng,
+// taken in block order, so blocks are sampled in parallel and the release
+// is a function of rng's stream alone.
+func (s *secureRelease) release(g Grads, excluded []int, noise *exactnoise.Gaussian, rng *rand.Rand, out []float32) {
+	total := s.accs[0]
+	for _, i := range excluded {
+		s.addRow(total, row(g, i), s.mult[i], -1)
 	}
 	const block = 4096
 	nb := (g.P + block - 1) / block
-	parallelRange(nb, len(idx)*g.P, func(b int) {
+	if cap(s.seeds) < nb {
+		s.seeds = make([][32]byte, nb)
+	}
+	seeds := s.seeds[:nb]
+	for b := range seeds {
+		for k := 0; k < 4; k++ {
+			binary.LittleEndian.PutUint64(seeds[b][8*k:], rng.Uint64())
+		}
+	}
+	parallelRange(nb, g.P*64, func(b int) {
+		r := rand.New(rand.NewChaCha8(seeds[b]))
 		lo, hi := b*block, min((b+1)*block, g.P)
-		acc := s.acc[lo:hi]
-		clear(acc)
-		for _, i := range idx {
-			k := s.scale * s.mult[i]
-			for j, v := range g.G[i*g.P+lo : i*g.P+hi] {
-				acc[j] += int64(float64(v) * k)
-			}
+		for j := lo; j < hi; j++ {
+			out[j] = float32(float64(total[j]+noise.Sample(r)) * s.gamma)
 		}
 	})
-	for j := range out {
-		out[j] = float32(float64(s.acc[j]+noise.Sample(rng)) * s.gamma)
-	}
 }
 
 // parallelRange runs f(0..n−1) on GOMAXPROCS goroutines, or inline when
-// the work (in gradient values) is too small to pay for them.
+// the work (in elementary operations) is too small to pay for them.
 func parallelRange(n, work int, f func(int)) {
 	workers := min(runtime.GOMAXPROCS(0), n)
 	if workers <= 1 || work < 1<<14 {
@@ -290,11 +373,11 @@ func parallelRange(n, work int, f func(int)) {
 }
 
 // sum releases the secure SUM of all rows.
-func (s *secureRelease) sum(g Grads, rng *rand.Rand, out []float32, idx []int) error {
+func (s *secureRelease) sum(g Grads, rng *rand.Rand, out []float32) error {
 	if err := s.prepare(g); err != nil {
 		return err
 	}
-	s.release(g, idx, s.noise, rng, out)
+	s.release(g, nil, s.noise, rng, out)
 	return nil
 }
 

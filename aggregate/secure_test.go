@@ -3,6 +3,7 @@ package aggregate
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"sync"
 	"testing"
@@ -317,6 +318,76 @@ func TestSecureConfigErrors(t *testing.T) {
 	} {
 		if _, err := New(c.rule, c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s %+v: got %v, want an error containing %q", c.rule, c.cfg, err, c.want)
+		}
+	}
+}
+
+// BenchmarkSecureRules runs sum and ptr-tsum on BenchmarkRules' batch
+// (256 × 26,010) in float and secure mode.
+func BenchmarkSecureRules(b *testing.B) {
+	const m, p = 256, 26010
+	g := batch(randRows(rand.New(rand.NewPCG(1, 1)), m, p, 1), 1)
+	for _, name := range []string{"sum", "ptr-tsum"} {
+		for _, secure := range []bool{false, true} {
+			b.Run(fmt.Sprintf("%s/secure=%v", name, secure), func(b *testing.B) {
+				a, err := New(name, Config{Sigma: 1.1, ClipNorm: 1, Tau: 0.5, B: 1, Delta0: 1e-8, F: 64, Secure: secure})
+				if err != nil {
+					b.Fatal(err)
+				}
+				out := make([]float32, p)
+				rng := randstream.FromSeed(2).Stream("bench", 0)
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					if _, err := a.Aggregate(g, rng, out); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// Secure tsum releases the exact integer sum of the rows kept by exact grid
+// norm: with F = 1 of three rows, the mean release over many draws equals
+// the independently computed sum of the two smallest truncated rows, and a
+// tie in grid norm is broken by index.
+func TestSecureTSumKeepsSmallestRows(t *testing.T) {
+	agg, err := New("tsum", Config{Sigma: 1, ClipNorm: 1, F: 1, Secure: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sec := agg.(*TSum).sec
+	rows := []float32{0.5, 0.5, 0.9, 0.1, 0.5, -0.5} // rows 0 and 2 tie; row 1 is the largest
+	g := Grads{G: rows, M: 3, P: 2, ClipNorm: 1}
+	for i := 0; i < 3; i++ {
+		g.Norms = append(g.Norms, rowNorm(rows[2*i:2*i+2]))
+	}
+	want := make([]float64, 2)
+	for _, i := range []int{0, 2} {
+		for j := 0; j < 2; j++ {
+			want[j] += math.Trunc(float64(rows[2*i+j]) / sec.gamma)
+		}
+	}
+	rng := randstream.FromSeed(11).Stream("tsum", 0)
+	out := make([]float32, 2)
+	const reps = 20000
+	mean := make([]float64, 2)
+	for k := 0; k < reps; k++ {
+		rep, err := agg.Aggregate(g, rng, out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Trimmed != 1 {
+			t.Fatalf("trimmed %d, want 1", rep.Trimmed)
+		}
+		for j, v := range out {
+			mean[j] += float64(v) / sec.gamma / reps
+		}
+	}
+	sd := math.Sqrt(float64(sec.noise.Sigma2) / reps)
+	for j := range mean {
+		if math.Abs(mean[j]-want[j]) > 5*sd {
+			t.Errorf("coord %d: mean %v grid steps, want %v ± %v", j, mean[j], want[j], 5*sd)
 		}
 	}
 }

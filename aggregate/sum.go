@@ -56,16 +56,16 @@ func (a *Sum) Aggregate(g Grads, rng *rand.Rand, out []float32) (Report, error) 
 	if err := needRNG(rng, std); err != nil {
 		return Report{}, fmt.Errorf("sum: %w", err)
 	}
+	if a.sec != nil {
+		if err := a.sec.sum(g, rng, out); err != nil {
+			return Report{}, fmt.Errorf("sum: %w", err)
+		}
+		return Report{Mechanism: a.sec.Mechanism()}, nil
+	}
 	a.s.grow(g.M, g.P)
 	idx := a.s.idx[:0]
 	for i := 0; i < g.M; i++ {
 		idx = append(idx, i)
-	}
-	if a.sec != nil {
-		if err := a.sec.sum(g, rng, out, idx); err != nil {
-			return Report{}, fmt.Errorf("sum: %w", err)
-		}
-		return Report{Mechanism: a.sec.Mechanism()}, nil
 	}
 	sumRows(g, idx, a.s.acc, out)
 	if err := checkFinite(out); err != nil {

@@ -72,7 +72,7 @@ func (a *TSum) Aggregate(g Grads, rng *rand.Rand, out []float32) (Report, error)
 		}
 		a.s.idx = a.sec.sortBySumSq(a.s.idx)
 		kept := max(g.M-a.f, 0)
-		a.sec.release(g, a.s.idx[:kept], a.sec.noise, rng, out)
+		a.sec.release(g, a.s.idx[kept:], a.sec.noise, rng, out)
 		return Report{Trimmed: g.M - kept, F: a.f, Mechanism: a.sec.Mechanism()}, nil
 	}
 	a.s.idx = sortByNorm(g.Norms, a.s.idx)

@@ -60,8 +60,9 @@ func seq(n int) []int {
 
 // BenchmarkStep measures whole optimizer steps of the TF-Privacy CNN:
 // non-private SGD versus a DP-SGD step (per-example gradients, clipping,
-// Gaussian noise, update and accounting). scripts/bench.sh reports the
-// ratio of the two.
+// Gaussian noise, update and accounting) and a DP-SGD step with secure
+// noise ("dp-secure": exact integer sum on the grid, discrete Gaussian noise;
+// aggregate.Config.Secure). scripts/bench.sh reports the ratios.
 func BenchmarkStep(b *testing.B) {
 	cases := []struct {
 		name  string
@@ -71,7 +72,7 @@ func BenchmarkStep(b *testing.B) {
 		{"MNIST-256", []int{1, 28, 28}, 256},
 		{"CIFAR-1024", []int{3, 32, 32}, 1024},
 	}
-	for _, method := range []string{"nonprivate", "dp"} {
+	for _, method := range []string{"nonprivate", "dp", "dp-secure"} {
 		for _, c := range cases {
 			b.Run(fmt.Sprintf("%s/%s", method, c.name), func(b *testing.B) {
 				data := benchData(b, c.shape, 4*c.batch)
@@ -80,8 +81,9 @@ func BenchmarkStep(b *testing.B) {
 					b.Fatal(err)
 				}
 				cfg := Config{Model: m, Data: data, Labels: true, Sampler: fixedSampler{data.N, c.batch}, LR: 0.1, Seed: 1}
-				if method == "dp" {
-					agg, err := aggregate.New("sum", aggregate.Config{Sigma: 1.1, ClipNorm: 1})
+				if method != "nonprivate" {
+					secure := method == "dp-secure"
+					agg, err := aggregate.New("sum", aggregate.Config{Sigma: 1.1, ClipNorm: 1, Secure: secure})
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -96,7 +98,7 @@ func BenchmarkStep(b *testing.B) {
 						b.Fatal(err)
 					}
 					cfg.Aggregator, cfg.ClipNorm, cfg.Accountant, cfg.Sampler = agg, 1, acct, ps
-					cfg.StepMechanism, cfg.Delta, cfg.NoiseKey = privacy.Gaussian{Sigma: 1.1}, 1e-5, randstream.FromSeed(1)
+					cfg.StepMechanism, cfg.Delta, cfg.NoiseKey = agg.(aggregate.Planned).Mechanism(), 1e-5, randstream.FromSeed(1)
 				}
 				tr, err := NewTrainer(cfg)
 				if err != nil {
