@@ -30,6 +30,9 @@ func runTrain(args []string, stdout, stderr io.Writer) int {
 		// first free runs/default, runs/default-2, ….
 		cfg.Out = freeRunDir(cfg.Out)
 	}
+	if cfg.ReproducibleNoise && !resume {
+		fmt.Fprintf(stderr, "WARNING: --seed %d makes the privacy noise reproducible: the guarantee holds only while the seed is kept secret\n", cfg.Seed)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	sum, err := experiments.Train(ctx, cfg, experiments.Options{Progress: stderr, Resume: resume})
@@ -45,6 +48,11 @@ func runTrain(args []string, stdout, stderr io.Writer) int {
 			sum.Epsilon, sum.Delta, sum.Order, sum.Conversion, strings.Join(sum.BoundAtOrder, ", "), strings.Join(sum.Bounds, ", "))
 		if sum.Unproven {
 			fmt.Fprintln(stdout, "WARNING: --allow-unproven was set and some orders used a bound outside its proven conditions")
+		}
+		if sum.SecureNoise {
+			fmt.Fprintln(stdout, "noise: secure (exact integer sums on a power-of-two grid, discrete Gaussian noise, discrete-Laplace PTR test)")
+		} else if sum.PrivacyRandomness != "" {
+			fmt.Fprintln(stdout, "noise: floating point (--secure-noise=false): the released values may leak through their low-order bits")
 		}
 		if sum.PrivacyRandomness != "" {
 			fmt.Fprintf(stdout, "privacy randomness: %s\n", sum.PrivacyRandomness)
