@@ -4,4 +4,11 @@
 //
 // Every rule implements Aggregator; adding a rule is one file plus one
 // registration line.
+//
+// The private rules (sum, tsum, ptr-tsum) have a floating-point-safe mode,
+// Config.Secure (secure.go): exact integer sums on a power-of-two grid,
+// discrete Gaussian noise and a discrete-Laplace PTR test, so the released
+// float32 values are post-processing of integers and do not leak through
+// their low-order bits. Their noise must come from a secret stream
+// (package randstream).
 package aggregate
