@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+
+	"github.com/privtrain/privtrain/randstream"
 )
 
 // Kinds of corruption accepted by New.
@@ -23,8 +25,8 @@ const NoiseStd = 10
 
 // Random streams derived from the seed.
 const (
-	streamSelect = 1
-	streamData   = 2
+	streamSelect = "corruption-select"
+	streamData   = "corruption-data"
 )
 
 // Kinds lists the accepted kinds.
@@ -63,7 +65,7 @@ func New(kind string, ratio float64, n int, seed uint64) (*Plan, error) {
 	k := int(math.Round(ratio * float64(n)))
 	p := &Plan{kind: kind, ratio: ratio, n: n, seed: seed, mask: make([]bool, n)}
 	// Partial Fisher–Yates: the first k entries of a uniform permutation.
-	rng := rand.New(rand.NewPCG(seed, streamSelect))
+	rng := randstream.FromSeed(seed).Stream(streamSelect, 0)
 	perm := make([]int, n)
 	for i := range perm {
 		perm[i] = i
@@ -137,7 +139,7 @@ func (p *Plan) ApplyData(x []float32, d int, labels []int, classes int) error {
 				return fmt.Errorf("corruption %s: label %d of example %d outside [0, %d)", p.kind, labels[i], i, classes)
 			}
 		}
-		rng := rand.New(rand.NewPCG(p.seed, streamData))
+		rng := randstream.FromSeed(p.seed).Stream(streamData, 0)
 		for _, i := range p.idx {
 			y := labels[i]
 			if p.kind == TargetedLabelFlip {
@@ -154,7 +156,7 @@ func (p *Plan) ApplyData(x []float32, d int, labels []int, classes int) error {
 		if d <= 0 || len(x) != p.n*d {
 			return fmt.Errorf("corruption %s: got %d features with row size %d, plan is for %d examples", p.kind, len(x), d, p.n)
 		}
-		rng := rand.New(rand.NewPCG(p.seed, streamData))
+		rng := randstream.FromSeed(p.seed).Stream(streamData, 0)
 		for _, i := range p.idx {
 			for j := i * d; j < (i+1)*d; j++ {
 				x[j] += float32(NoiseStd * rng.NormFloat64())

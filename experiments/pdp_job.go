@@ -284,7 +284,7 @@ func (j *pdpJob) round(ctx context.Context, metrics *runLogs, bar *progressbar.P
 		// D_R is drawn once for the round (Theorem 4.2); the steps then
 		// sample it at the public rate q. |D_R| is not reported: it is a
 		// function of the secret draw.
-		rates, _, err = j.st.Ledger.DrawRates(plan, j.key.Derive(fmt.Sprintf("draw-round-%d", R)).Uint64("seed"))
+		rates, _, err = j.st.Ledger.DrawRates(plan, j.key.Derive(fmt.Sprintf("draw-round-%d", R)))
 	} else {
 		rates, err = j.st.Ledger.SampleRates(plan)
 	}
