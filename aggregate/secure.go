@@ -72,8 +72,11 @@ type secureRelease struct {
 
 	sumsq []uint64
 	mult  []float64
-	accs  [][]int64 // per-worker row sums; accs[0] the total after prepare
+	total []int64    // Σ of all rows after prepare
+	ssw   [][]uint64 // per-worker partial squared norms of the rows
+	orw   [][]uint64 // per-worker OR of the rows' |n| (overflow bound)
 	seeds [][32]byte
+	ybuf  []int64
 }
 
 const (
@@ -89,6 +92,9 @@ func newSecure(cfg Config, ptr bool) (*secureRelease, error) {
 	_, e := math.Frexp(cfg.Sigma * cfg.ClipNorm) // σR ∈ [2^(e−1), 2^e)
 	s := &secureRelease{exp: e - 1 - secureGridBits}
 	s.scale, s.gamma = math.Ldexp(1, -s.exp), math.Ldexp(1, s.exp)
+	if s.exp < -100 || s.exp > 100 {
+		return nil, fmt.Errorf("secure noise: σR = %v is outside the supported range", cfg.Sigma*cfg.ClipNorm)
+	}
 	exact := func(v float64) *big.Float { return new(big.Float).SetPrec(512).SetFloat64(v) }
 	rp := exact(cfg.ClipNorm)
 	rp.SetMantExp(rp, -s.exp) // R' = R/γ, exact
@@ -195,70 +201,99 @@ func (s *secureRelease) Mechanism() privacy.Mechanism { return s.mech }
 
 // prepare computes every row's exact squared norm on the grid, shrinking
 // rows above ⌊R'²⌋ (see secureRelease), and the exact integer sum of all
-// rows. Each row is read from memory once: its squared norm is computed,
-// then (still in cache) it is added to its worker's accumulator; the
-// accumulators are summed in integers, so the total does not depend on the
-// number of workers.
+// rows into s.total. The gradients are read once, in blocks of 4096
+// columns that stay in L1 across the rows (as sumRows does); each worker
+// owns whole column blocks and keeps per-row partial squared norms, which
+// are then added in integers, so nothing depends on the number of workers.
+// A row whose norm is too large, or whose values exceed the fast path's
+// overflow bound, is subtracted again exactly and redone by the careful
+// path (prepareRow).
 func (s *secureRelease) prepare(g Grads) error {
 	if cap(s.sumsq) < g.M {
 		s.sumsq, s.mult = make([]uint64, g.M), make([]float64, g.M)
 	}
 	s.sumsq, s.mult = s.sumsq[:g.M], s.mult[:g.M]
+	if len(s.total) != g.P {
+		s.total = make([]int64, g.P)
+	}
+	const block = 4096
+	nb := (g.P + block - 1) / block
 	workers := 1
 	if g.M*g.P >= 1<<14 {
-		workers = max(min(runtime.GOMAXPROCS(0), g.M), 1)
+		workers = max(min(runtime.GOMAXPROCS(0), nb), 1)
 	}
-	if len(s.accs) < workers || len(s.accs[0]) != g.P {
-		s.accs = make([][]int64, workers)
-		for w := range s.accs {
-			s.accs[w] = make([]int64, g.P)
+	if len(s.ssw) < workers || len(s.ssw[0]) < g.M {
+		s.ssw, s.orw = make([][]uint64, workers), make([][]uint64, workers)
+		for w := range s.ssw {
+			s.ssw[w], s.orw[w] = make([]uint64, g.M), make([]uint64, g.M)
 		}
 	}
-	errs := make([]error, workers)
+	k := float32(s.scale)
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
-			acc := s.accs[w]
-			clear(acc)
-			for i := w; i < g.M; i += workers {
-				if err := s.prepareRow(g, i, acc); err != nil {
-					errs[w] = err
-					return
+			ss, ors := s.ssw[w][:g.M], s.orw[w][:g.M]
+			clear(ss)
+			clear(ors)
+			for b := w; b < nb; b += workers {
+				lo, hi := b*block, min((b+1)*block, g.P)
+				acc := s.total[lo:hi]
+				clear(acc)
+				for i := 0; i < g.M; i++ {
+					sq, or := addBlock(acc, g.G[i*g.P+lo:i*g.P+hi], k)
+					ss[i] += sq
+					ors[i] |= or
 				}
 			}
 		}(w)
 	}
 	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
+	// Every |n| < 2^lim gives Σ n² < P·2^(2·lim) < 2⁶⁴: the sums are exact.
+	lim := uint(64-bits.Len(uint(g.P))) / 2
+	for i := 0; i < g.M; i++ {
+		var sq, or uint64
+		for w := 0; w < workers; w++ {
+			sq += s.ssw[w][i]
+			or |= s.orw[w][i]
+		}
+		s.mult[i] = 1
+		if or>>lim == 0 && sq <= s.rowMax {
+			s.sumsq[i] = sq
+			continue
+		}
+		s.addRow(s.total, row(g, i), 1, -1)
+		if err := s.prepareRow(g, i); err != nil {
 			return err
 		}
-	}
-	total := s.accs[0]
-	for _, acc := range s.accs[1:workers] {
-		for j, v := range acc {
-			total[j] += v
-		}
+		s.addRow(s.total, row(g, i), s.mult[i], 1)
 	}
 	return nil
 }
 
-// prepareRow sets sumsq[i] and mult[i] for row i and adds the row to acc.
-// The fast path adds the row while computing its squared norm in one pass;
-// in the rare case that the row must be shrunk or its values are too large
-// for the fast path's overflow bound, the addition is undone exactly and
-// the careful path runs.
-func (s *secureRelease) prepareRow(g Grads, i int, acc []int64) error {
-	s.mult[i] = 1
-	r := row(g, i)
-	if ss, ok := s.addRowSumSq(acc, r); ok && ss <= s.rowMax {
-		s.sumsq[i] = ss
-		return nil
+// addBlock adds n_j = trunc(r_j·k) to acc_j (exact: k is a power of two,
+// so r_j·k is exact in float32 and truncated by the conversion) and returns
+// Σ n_j² (wrapping) and the OR of the |n_j|, by which the caller checks
+// that the sum did not wrap.
+func addBlock(acc []int64, r []float32, k float32) (sq, or uint64) {
+	r = r[:len(acc)]
+	for j, v := range r {
+		n := int64(v * k)
+		acc[j] += n
+		m := n >> 63
+		a := uint64((n ^ m) - m) // |n|
+		or |= a
+		sq += a * a
 	}
-	s.addRow(acc, r, 1, -1)
-	defer func() { s.addRow(acc, r, s.mult[i], 1) }()
+	return sq, or
+}
+
+// prepareRow sets sumsq[i] and mult[i] for row i by the careful path:
+// exact squared norms with overflow checks, shrinking the row until it is
+// within ⌊R'²⌋.
+func (s *secureRelease) prepareRow(g Grads, i int) error {
+	s.mult[i] = 1
 	for iter := 0; ; iter++ {
 		ss, ok := s.rowSumSq(row(g, i), s.mult[i])
 		if !ok || iter > 60 {
@@ -279,23 +314,6 @@ func (s *secureRelease) addRow(acc []int64, r []float32, mult float64, sign int6
 	for j, v := range r {
 		acc[j] += sign * int64(float64(v)*k)
 	}
-}
-
-// addRowSumSq adds n = trunc(r/γ) to acc and returns Σ_j n_j², exact when
-// ok: every |n_j| < 2^b with P·2^{2b} < 2⁶⁴, so the uint64 sum cannot wrap.
-func (s *secureRelease) addRowSumSq(acc []int64, r []float32) (uint64, bool) {
-	b := (64 - bits.Len(uint(len(r)))) / 2
-	var ss, or uint64
-	acc = acc[:len(r)]
-	for j, v := range r {
-		n := int64(float64(v) * s.scale)
-		acc[j] += n
-		m := n >> 63
-		a := uint64((n ^ m) - m) // |n|
-		or |= a
-		ss += a * a
-	}
-	return ss, or>>uint(b) == 0
 }
 
 // rowSumSq returns Σ_j trunc(g_j·mult/γ)² exactly (false on overflow).
@@ -325,7 +343,7 @@ func (s *secureRelease) rowSumSq(r []float32, mult float64) (uint64, bool) {
 // taken in block order, so blocks are sampled in parallel and the release
 // is a function of rng's stream alone.
 func (s *secureRelease) release(g Grads, excluded []int, noise *exactnoise.Gaussian, rng *rand.Rand, out []float32) {
-	total := s.accs[0]
+	total := s.total
 	for _, i := range excluded {
 		s.addRow(total, row(g, i), s.mult[i], -1)
 	}
@@ -340,11 +358,15 @@ func (s *secureRelease) release(g Grads, excluded []int, noise *exactnoise.Gauss
 			binary.LittleEndian.PutUint64(seeds[b][8*k:], rng.Uint64())
 		}
 	}
+	if len(s.ybuf) != g.P {
+		s.ybuf = make([]int64, g.P)
+	}
 	parallelRange(nb, g.P*64, func(b int) {
-		r := rand.New(rand.NewChaCha8(seeds[b]))
 		lo, hi := b*block, min((b+1)*block, g.P)
+		y := s.ybuf[lo:hi]
+		noise.Fill(rand.New(rand.NewChaCha8(seeds[b])), y)
 		for j := lo; j < hi; j++ {
-			out[j] = float32(float64(total[j]+noise.Sample(r)) * s.gamma)
+			out[j] = float32(float64(total[j]+y[j-lo]) * s.gamma)
 		}
 	})
 }

@@ -29,36 +29,80 @@ func BernoulliExp(r *rand.Rand, n, d uint64) bool {
 	if d == 0 {
 		panic("exactnoise: BernoulliExp with d = 0")
 	}
+	return (&src{r: r}).bernoulliExp(n, d)
+}
+
+// src draws exactly uniform integers from r: r.Uint64N in general, and for
+// a power-of-two range the next bits of a buffered word (independent
+// uniform bits), which saves most of the words spent on coin flips.
+type src struct {
+	r   *rand.Rand
+	buf uint64
+	nb  uint
+}
+
+func (s *src) uint64n(n uint64) uint64 {
+	if n&(n-1) != 0 {
+		return s.r.Uint64N(n)
+	}
+	b := uint(bits.TrailingZeros64(n))
+	if b == 0 {
+		return 0
+	}
+	if s.nb < b {
+		s.buf, s.nb = s.r.Uint64(), 64
+	}
+	v := s.buf & (n - 1)
+	s.buf >>= b
+	s.nb -= b
+	return v
+}
+
+func (s *src) bernoulliExp(n, d uint64) bool {
 	for i := n / d; i > 0; i-- {
-		if !bernoulliExpFrac(r, 1, 1) {
+		if !s.bernoulliExpFrac(1, 1) {
 			return false
 		}
 	}
-	return bernoulliExpFrac(r, n%d, d)
+	return s.bernoulliExpFrac(n%d, d)
 }
 
-// bernoulliExpFrac is Algorithm 1 for γ = n/d ≤ 1. Bernoulli(γ/k) is the
-// conjunction of independent Bernoulli(n/d) and Bernoulli(1/k).
-func bernoulliExpFrac(r *rand.Rand, n, d uint64) bool {
-	k := uint64(1)
-	for r.Uint64N(d) < n && r.Uint64N(k) == 0 {
+// bernoulliExpFrac is Algorithm 1 for γ = n/d ≤ 1: K = 1, 2, … while
+// A_K ∼ Bernoulli(γ/K) succeeds; true iff the first failure is at an odd K.
+// A_1 is Bernoulli(n/d) (certain when n = d, impossible when n = 0); for
+// K ≥ 2, Bernoulli(n/(dK)) is one uniform draw below dK when dK fits in 64
+// bits, else the conjunction of Bernoulli(n/d) and Bernoulli(1/K).
+func (s *src) bernoulliExpFrac(n, d uint64) bool {
+	if n == 0 || n < d && s.uint64n(d) >= n {
+		return true // A_1 = 0: K = 1
+	}
+	k := uint64(2)
+	for s.bernoulliRatio(n, d, k) {
 		k++
 	}
 	return k%2 == 1
 }
 
+// bernoulliRatio returns true with probability n/(d·k), n ≤ d.
+func (s *src) bernoulliRatio(n, d, k uint64) bool {
+	if hi, dk := bits.Mul64(d, k); hi == 0 {
+		return s.uint64n(dk) < n
+	}
+	return s.uint64n(d) < n && s.uint64n(k) == 0
+}
+
 // bernoulliExpBig returns true with probability exp(−n/d), n ≥ 0, d > 0,
 // for numbers beyond 64 bits (the rare tails of the Gaussian sampler).
-func bernoulliExpBig(r *rand.Rand, n, d *big.Int) bool {
+func (s *src) bernoulliExpBig(n, d *big.Int) bool {
 	q, rem := new(big.Int).QuoRem(n, d, new(big.Int))
 	one := big.NewInt(1)
 	for i := new(big.Int).Set(q); i.Sign() > 0; i.Sub(i, one) {
-		if !bernoulliExpFrac(r, 1, 1) {
+		if !s.bernoulliExpFrac(1, 1) {
 			return false
 		}
 	}
 	k := uint64(1)
-	for uniformBig(r, d).Cmp(rem) < 0 && r.Uint64N(k) == 0 {
+	for uniformBig(s.r, d).Cmp(rem) < 0 && s.uint64n(k) == 0 {
 		k++
 	}
 	return k%2 == 1
@@ -119,19 +163,21 @@ func NewLaplace(b float64) (Laplace, error) {
 func (l Laplace) Scale() float64 { return float64(l.T) / float64(l.S) }
 
 // Sample draws one value (CKS20 Algorithm 2).
-func (l Laplace) Sample(r *rand.Rand) int64 {
+func (l Laplace) Sample(r *rand.Rand) int64 { return l.sample(&src{r: r}) }
+
+func (l Laplace) sample(s *src) int64 {
 	for {
-		u := r.Uint64N(l.T)
-		if !BernoulliExp(r, u, l.T) {
+		u := s.uint64n(l.T)
+		if !s.bernoulliExp(u, l.T) {
 			continue
 		}
 		var v uint64
-		for BernoulliExp(r, 1, 1) {
+		for s.bernoulliExp(1, 1) {
 			v++
 		}
 		x := u + l.T*v
 		y := x / l.S
-		if r.Uint64N(2) == 1 {
+		if s.uint64n(2) == 1 {
 			if y == 0 {
 				continue
 			}
@@ -180,21 +226,31 @@ func isqrt(x uint64) uint64 {
 // Sample draws one value (CKS20 Algorithm 3): Y ∼ discrete Laplace of scale
 // t = ⌊σ⌋+1, accepted with probability exp(−(|Y| − σ²/t)²/(2σ²)) =
 // exp(−(|Y|·t − σ²)²/(2σ²t²)).
-func (g *Gaussian) Sample(r *rand.Rand) int64 {
+func (g *Gaussian) Sample(r *rand.Rand) int64 { return g.sample(&src{r: r}) }
+
+// Fill sets every element of dst to an independent sample.
+func (g *Gaussian) Fill(r *rand.Rand, dst []int64) {
+	s := &src{r: r}
+	for i := range dst {
+		dst[i] = g.sample(s)
+	}
+}
+
+func (g *Gaussian) sample(s *src) int64 {
 	lap := Laplace{T: g.t, S: 1}
 	for {
-		y := lap.Sample(r)
+		y := lap.sample(s)
 		ay := uint64(y)
 		if y < 0 {
 			ay = uint64(-y)
 		}
-		if g.accept(r, ay) {
+		if g.accept(s, ay) {
 			return y
 		}
 	}
 }
 
-func (g *Gaussian) accept(r *rand.Rand, ay uint64) bool {
+func (g *Gaussian) accept(s *src, ay uint64) bool {
 	hi, yt := bits.Mul64(ay, g.t)
 	if hi == 0 && g.den != 0 {
 		var a uint64 // |ay·t − σ²|
@@ -204,12 +260,12 @@ func (g *Gaussian) accept(r *rand.Rand, ay uint64) bool {
 			a = g.Sigma2 - yt
 		}
 		if h, n := bits.Mul64(a, a); h == 0 {
-			return BernoulliExp(r, n, g.den)
+			return s.bernoulliExp(n, g.den)
 		}
 	}
 	a := new(big.Int).SetUint64(ay)
 	a.Mul(a, new(big.Int).SetUint64(g.t))
 	a.Sub(a, new(big.Int).SetUint64(g.Sigma2))
 	a.Mul(a, a)
-	return bernoulliExpBig(r, a, g.denBig)
+	return s.bernoulliExpBig(a, g.denBig)
 }

@@ -34,7 +34,7 @@ func TestBernoulliExp(t *testing.T) {
 	k := 0
 	num, den := new(big.Int).Lsh(big.NewInt(3), 70), new(big.Int).Lsh(big.NewInt(4), 70) // 3/4
 	for i := 0; i < n; i++ {
-		if bernoulliExpBig(r, num, den) {
+		if (&src{r: r}).bernoulliExpBig(num, den) {
 			k++
 		}
 	}
@@ -107,6 +107,11 @@ func TestDiscreteGaussianPMF(t *testing.T) {
 		}
 		pmf := func(z int64) float64 { return math.Exp(-float64(z*z)/(2*float64(s2))) / norm }
 		chiSquarePMF(t, "gaussian", func() int64 { return g.Sample(r) }, pmf, int64(3*math.Sqrt(float64(s2)))+1, 200000)
+		// Fill draws the same law (one bit buffer across samples).
+		buf := make([]int64, 200000)
+		g.Fill(r, buf)
+		k := 0
+		chiSquarePMF(t, "gaussian-fill", func() int64 { k++; return buf[k-1] }, pmf, int64(3*math.Sqrt(float64(s2)))+1, len(buf))
 	}
 }
 
@@ -153,7 +158,8 @@ func TestIsqrt(t *testing.T) {
 func BenchmarkGaussian(b *testing.B) {
 	r := randstream.FromSeed(5).Stream("bench", 0)
 	g, _ := NewGaussian(36045 * 36045)
-	for i := 0; i < b.N; i++ {
-		g.Sample(r)
+	dst := make([]int64, 1024)
+	for i := 0; i < b.N; i += len(dst) {
+		g.Fill(r, dst)
 	}
 }

@@ -108,6 +108,7 @@ func BenchmarkStep(b *testing.B) {
 					b.Fatal(err)
 				}
 				b.ResetTimer()
+				cpu0 := processCPUSeconds()
 				examples := 0
 				for i := 0; i < b.N; i++ {
 					res, err := tr.Step(i + 1)
@@ -117,6 +118,9 @@ func BenchmarkStep(b *testing.B) {
 					examples += res.BatchSize
 				}
 				b.ReportMetric(float64(examples)/b.Elapsed().Seconds(), "ex/s")
+				if cpu := processCPUSeconds() - cpu0; cpu > 0 {
+					b.ReportMetric(1000*cpu/float64(b.N), "cpu-ms/op")
+				}
 			})
 		}
 	}
