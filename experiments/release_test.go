@@ -4,10 +4,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/privtrain/privtrain/aggregate"
+	"github.com/privtrain/privtrain/privacy"
 )
 
 // logregRun is a fast private run: DP-SGD with logistic regression on MNIST.
@@ -193,5 +197,41 @@ func copyDir(t *testing.T, src, dst string) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A secure-noise run is accounted by its own (discrete) mechanism: it stops
+// within the target, and one more step of that mechanism, Poisson-subsampled
+// and composed independently here, would exceed it.
+func TestSecureBudgetStop(t *testing.T) {
+	c := logregRun(filepath.Join(t.TempDir(), "budget"), 0)
+	c.BatchSize, c.TargetEpsilon, c.SecureNoise = 1024, 0.95, true
+	s, err := Train(context.Background(), c, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.StoppedBy != "budget" || s.Epsilon > c.TargetEpsilon || !s.SecureNoise || s.Steps < 1 {
+		t.Fatalf("stopped by %s after %d steps at ε = %v (secure %v)", s.StoppedBy, s.Steps, s.Epsilon, s.SecureNoise)
+	}
+	agg, err := aggregate.New("sum", aggregate.Config{Sigma: c.Sigma, ClipNorm: c.ClipNorm, Secure: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mech := agg.(aggregate.Planned).Mechanism()
+	if _, ok := mech.(privacy.DiscreteGaussian); !ok {
+		t.Fatalf("secure sum's mechanism is %T", mech)
+	}
+	for _, k := range []int{s.Steps, s.Steps + 1} {
+		acct, _ := privacy.NewAccountant(nil)
+		if err := acct.Compose(privacy.PoissonSubsampled{Base: mech, Q: 1024.0 / 60000}, k); err != nil {
+			t.Fatal(err)
+		}
+		r, _ := acct.Epsilon(c.Delta, privacy.ConversionBBG)
+		if k == s.Steps && math.Abs(r.Epsilon-s.Epsilon) > 1e-12 {
+			t.Errorf("%d steps: run reports ε = %v, independent composition %v", k, s.Epsilon, r.Epsilon)
+		}
+		if k == s.Steps+1 && r.Epsilon <= c.TargetEpsilon {
+			t.Errorf("%d steps stay at ε = %v ≤ %v: the run stopped early", k, r.Epsilon, c.TargetEpsilon)
+		}
 	}
 }
