@@ -16,7 +16,8 @@ import (
 
 // TrainConfig is everything that defines a training run. It is written,
 // resolved, to the run directory as config.json; a run is reproducible
-// bit-for-bit from it.
+// bit-for-bit from it together with its secret key (private/noise.key), or
+// from it alone when ReproducibleNoise is set.
 type TrainConfig struct {
 	Preset  string `json:"preset,omitempty" yaml:"preset,omitempty"`
 	Dataset string `json:"dataset" yaml:"dataset"`

@@ -12,7 +12,7 @@ import (
 // Run directory layout (see architecture.md, "Run"):
 //
 //	config.json      the resolved TrainConfig
-//	metrics.jsonl    one JSON object per step (and per evaluation)
+//	metrics.jsonl    one JSON object per step (public values only, see release.go)
 //	state.json       checkpoint: next step, accountant history, trim level, model file
 //	model-<step>.bin model parameters at the checkpoint
 //	corrupted.json   indices of the corrupted training examples
