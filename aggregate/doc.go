@@ -6,4 +6,11 @@
 // registration line: Register(name, constructor) in an init function, in
 // this package or in any other (see examples/custom-aggregator). New builds
 // a registered rule by name and Names lists them.
+//
+// The private rules (sum, tsum, ptr-tsum) have a floating-point-safe mode,
+// Config.Secure (secure.go): exact integer sums on a power-of-two grid,
+// discrete Gaussian noise and a discrete-Laplace PTR test, so the released
+// float32 values are post-processing of integers and do not leak through
+// their low-order bits. Their noise must come from a secret stream
+// (package randstream).
 package aggregate

@@ -30,12 +30,17 @@ import (
 // L2 global sensitivity R, so with sensitivities normalized to 1 the step is
 // privacy.PTR{Sigma1: σ, Tau: τ/R, B: b, Delta0: δ₀} (Theorem 4.3). σ > 0 is
 // required.
+//
+// With Config.Secure the test is a discrete-Laplace test on the integer Δ
+// and the branches are released on the integer grid with discrete Gaussian
+// noise (see secureRelease); the step is privacy.PTRDiscrete.
 type PTRTSum struct {
 	cfg       Config
 	f         int
 	threshold float64
 	s         scratch
 	sorted    []float64
+	sec       *secureRelease
 }
 
 func newPTRTSum(cfg Config) (Aggregator, error) {
@@ -49,7 +54,23 @@ func newPTRTSum(cfg Config) (Aggregator, error) {
 	if err := mech.Validate(); err != nil {
 		return nil, err
 	}
-	return &PTRTSum{cfg: cfg, f: cfg.F, threshold: cfg.B * math.Log(1/(2*cfg.Delta0))}, nil
+	a := &PTRTSum{cfg: cfg, f: cfg.F, threshold: cfg.B * math.Log(1/(2*cfg.Delta0))}
+	if cfg.Secure {
+		var err error
+		if a.sec, err = newSecure(cfg, true); err != nil {
+			return nil, err
+		}
+		a.threshold = float64(a.sec.thresh) / secureTestGranularity
+	}
+	return a, nil
+}
+
+// Mechanism returns the step's mechanism.
+func (a *PTRTSum) Mechanism() privacy.Mechanism {
+	if a.sec != nil {
+		return a.sec.Mechanism()
+	}
+	return privacy.PTR{Sigma1: a.cfg.Sigma, Tau: a.cfg.Tau / a.cfg.ClipNorm, B: a.cfg.B, Delta0: a.cfg.Delta0}
 }
 
 // Name returns "ptr-tsum".
@@ -92,6 +113,9 @@ func (a *PTRTSum) Aggregate(g Grads, rng *rand.Rand, out []float32) (Report, err
 		return Report{}, fmt.Errorf("ptr-tsum: %w", err)
 	}
 	a.s.grow(g.M, g.P)
+	if a.sec != nil {
+		return a.secureAggregate(g, rng, out)
+	}
 	a.s.idx = sortByNorm(g.Norms, a.s.idx)
 	a.sorted = a.sorted[:0]
 	for _, i := range a.s.idx {
@@ -119,5 +143,27 @@ func (a *PTRTSum) Aggregate(g Grads, rng *rand.Rand, out []float32) (Report, err
 		return Report{}, fmt.Errorf("ptr-tsum: %w", err)
 	}
 	addNoise(out, std, rng)
+	return rep, nil
+}
+
+// secureAggregate is Aggregate in secure mode: Δ on the exact grid norms,
+// v = K·Δ + discrete Laplace (an integer), fail iff v ≤ T; Δ̂ = v/K.
+func (a *PTRTSum) secureAggregate(g Grads, rng *rand.Rand, out []float32) (Report, error) {
+	if err := a.sec.prepare(g); err != nil {
+		return Report{}, fmt.Errorf("ptr-tsum: %w", err)
+	}
+	a.s.idx = a.sec.sortBySumSq(a.s.idx)
+	delta := a.sec.safetyMargin(a.s.idx, a.f)
+	v := secureTestGranularity*int64(delta) + a.sec.lap.Sample(rng)
+	rep := Report{Delta: delta, DeltaHat: float64(v) / secureTestGranularity, F: a.f, Mechanism: a.sec.Mechanism()}
+	if v <= a.sec.thresh {
+		rep.Branch = "+"
+		a.sec.release(g, nil, a.sec.noise, rng, out)
+		return rep, nil
+	}
+	rep.Branch = "-"
+	kept := max(g.M-a.f, 0)
+	rep.Trimmed = g.M - kept
+	a.sec.release(g, a.s.idx[kept:], a.sec.pass, rng, out)
 	return rep, nil
 }

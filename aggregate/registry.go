@@ -59,6 +59,11 @@ type Config struct {
 	// mean-scale reference. 0 divides by the previous step's actual batch
 	// size, which is data dependent and therefore allowed only for σ = 0.
 	ExpectedBatch float64
+	// Secure selects the floating-point-safe release of sum, tsum and
+	// ptr-tsum (see secureRelease): exact integer sums on a power-of-two
+	// grid, discrete Gaussian noise and a discrete-Laplace PTR test. It
+	// needs σ > 0; other rules refuse it.
+	Secure bool
 	// RGM is the Relative Gaussian Mechanism of rgm-sum (its η, R_rel, γ,
 	// σ and dimension; see privacy.RGM).
 	RGM privacy.RGM
@@ -66,6 +71,15 @@ type Config struct {
 	// other packages (see Register and Option); the built-in rules read only
 	// the typed fields above.
 	Options map[string]float64
+}
+
+// Planned is implemented by the private rules (sum, tsum, ptr-tsum): the
+// (not subsampled) mechanism every step of theirs is, fixed at
+// construction, or nil when they add no noise. A trainer plans its
+// accounting with it, so secure and float modes are accounted by their own
+// curves.
+type Planned interface {
+	Mechanism() privacy.Mechanism
 }
 
 // Trimmer is implemented by the rules with a trim level F (tsum, ptr-tsum);
@@ -136,6 +150,9 @@ func New(name string, cfg Config) (Aggregator, error) {
 	registryMu.RUnlock()
 	if !ok {
 		return nil, fmt.Errorf("aggregate: unknown rule %q; registered: %s", name, strings.Join(Names(), ", "))
+	}
+	if cfg.Secure && name != "sum" && name != "tsum" && name != "ptr-tsum" {
+		return nil, fmt.Errorf("aggregate: rule %q has no secure-noise mode (sum, tsum and ptr-tsum do)", name)
 	}
 	if err := cfg.checkCommon(); err != nil {
 		return nil, fmt.Errorf("aggregate: rule %q: %w", name, err)

@@ -12,12 +12,36 @@ import (
 // Under add/remove adjacency with ‖g_i‖ ≤ R, SUM has L2 sensitivity R, so the
 // step is the Gaussian mechanism with multiplier σ. With σ = 0 the exact sum
 // is released and Report.Mechanism is nil.
+//
+// With Config.Secure the release is floating-point safe (see secureRelease)
+// and the step is privacy.DiscreteGaussian.
 type Sum struct {
 	cfg Config
 	s   scratch
+	sec *secureRelease
 }
 
-func newSum(cfg Config) (Aggregator, error) { return &Sum{cfg: cfg}, nil }
+func newSum(cfg Config) (Aggregator, error) {
+	a := &Sum{cfg: cfg}
+	if cfg.Secure {
+		var err error
+		if a.sec, err = newSecure(cfg, false); err != nil {
+			return nil, err
+		}
+	}
+	return a, nil
+}
+
+// Mechanism returns the step's mechanism (nil for σ = 0).
+func (a *Sum) Mechanism() privacy.Mechanism {
+	switch {
+	case a.sec != nil:
+		return a.sec.Mechanism()
+	case a.cfg.Sigma > 0:
+		return privacy.Gaussian{Sigma: a.cfg.Sigma}
+	}
+	return nil
+}
 
 // Name returns "sum".
 func (a *Sum) Name() string { return "sum" }
@@ -31,6 +55,12 @@ func (a *Sum) Aggregate(g Grads, rng *rand.Rand, out []float32) (Report, error) 
 	}
 	if err := needRNG(rng, std); err != nil {
 		return Report{}, fmt.Errorf("sum: %w", err)
+	}
+	if a.sec != nil {
+		if err := a.sec.sum(g, rng, out); err != nil {
+			return Report{}, fmt.Errorf("sum: %w", err)
+		}
+		return Report{Mechanism: a.sec.Mechanism()}, nil
 	}
 	a.s.grow(g.M, g.P)
 	idx := a.s.idx[:0]

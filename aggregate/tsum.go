@@ -14,13 +14,37 @@ import (
 // Under add/remove adjacency with ‖g_i‖ ≤ R, TSUM_F changes by one kept
 // gradient, so its L2 sensitivity is R and the step is the Gaussian
 // mechanism with multiplier σ (nil Mechanism when σ = 0).
+//
+// With Config.Secure the norms, the trimming and the release are on the
+// integer grid (see secureRelease) and the step is privacy.DiscreteGaussian.
 type TSum struct {
 	cfg Config
 	f   int
 	s   scratch
+	sec *secureRelease
 }
 
-func newTSum(cfg Config) (Aggregator, error) { return &TSum{cfg: cfg, f: cfg.F}, nil }
+func newTSum(cfg Config) (Aggregator, error) {
+	a := &TSum{cfg: cfg, f: cfg.F}
+	if cfg.Secure {
+		var err error
+		if a.sec, err = newSecure(cfg, false); err != nil {
+			return nil, err
+		}
+	}
+	return a, nil
+}
+
+// Mechanism returns the step's mechanism (nil for σ = 0).
+func (a *TSum) Mechanism() privacy.Mechanism {
+	switch {
+	case a.sec != nil:
+		return a.sec.Mechanism()
+	case a.cfg.Sigma > 0:
+		return privacy.Gaussian{Sigma: a.cfg.Sigma}
+	}
+	return nil
+}
 
 // Name returns "tsum".
 func (a *TSum) Name() string { return "tsum" }
@@ -42,6 +66,15 @@ func (a *TSum) Aggregate(g Grads, rng *rand.Rand, out []float32) (Report, error)
 		return Report{}, fmt.Errorf("tsum: %w", err)
 	}
 	a.s.grow(g.M, g.P)
+	if a.sec != nil {
+		if err := a.sec.prepare(g); err != nil {
+			return Report{}, fmt.Errorf("tsum: %w", err)
+		}
+		a.s.idx = a.sec.sortBySumSq(a.s.idx)
+		kept := max(g.M-a.f, 0)
+		a.sec.release(g, a.s.idx[kept:], a.sec.noise, rng, out)
+		return Report{Trimmed: g.M - kept, F: a.f, Mechanism: a.sec.Mechanism()}, nil
+	}
 	a.s.idx = sortByNorm(g.Norms, a.s.idx)
 	kept := max(g.M-a.f, 0)
 	sumRows(g, a.s.idx[:kept], a.s.acc, out)

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/privtrain/privtrain/randstream"
 )
 
 // Kinds of corruption accepted by New.
@@ -26,8 +28,8 @@ const NoiseStd = 10
 
 // Random streams derived from the seed.
 const (
-	streamSelect = 1
-	streamData   = 2
+	streamSelect = "corruption-select"
+	streamData   = "corruption-data"
 )
 
 // TrainingSet is the training data a data corruption modifies in place.
@@ -145,7 +147,7 @@ func New(kind string, ratio float64, n int, seed uint64) (*Plan, error) {
 	k := int(math.Round(ratio * float64(n)))
 	p := &Plan{kind: kind, model: model, ratio: ratio, n: n, seed: seed, mask: make([]bool, n)}
 	// Partial Fisher–Yates: the first k entries of a uniform permutation.
-	rng := rand.New(rand.NewPCG(seed, streamSelect))
+	rng := randstream.FromSeed(seed).Stream(streamSelect, 0)
 	perm := make([]int, n)
 	for i := range perm {
 		perm[i] = i
@@ -206,7 +208,7 @@ func (p *Plan) ApplyData(x []float32, d int, labels []int, classes int) error {
 	if p.model.Data == nil {
 		return nil
 	}
-	rng := rand.New(rand.NewPCG(p.seed, streamData))
+	rng := randstream.FromSeed(p.seed).Stream(streamData, 0)
 	ts := TrainingSet{X: x, D: d, Labels: labels, Classes: classes, N: p.n}
 	if err := p.model.Data(ts, p.idx, rng); err != nil {
 		return fmt.Errorf("corruption %s: %w", p.kind, err)

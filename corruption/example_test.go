@@ -19,7 +19,7 @@ func Example() {
 		fmt.Printf("example %d: label %d → %d\n", i, i, labels[i])
 	}
 	// Output:
-	// example 1: label 1 → 8
+	// example 0: label 0 → 9
+	// example 2: label 2 → 7
 	// example 6: label 6 → 3
-	// example 9: label 9 → 0
 }

@@ -3,6 +3,8 @@ package datasets
 import (
 	"fmt"
 	"math"
+
+	"github.com/privtrain/privtrain/randstream"
 )
 
 // PersonalizedPoissonSampler includes example i in each batch independently
@@ -16,13 +18,23 @@ type PersonalizedPoissonSampler struct {
 	rates []float64
 	max   float64
 	sum   float64
-	seed  uint64
+	key   randstream.Key
 }
 
 // NewPersonalizedPoissonSampler returns a sampler with per-example rates
-// (copied).
+// (copied) whose batches are a public function of seed (tests, reproducible
+// research); private runs use NewPersonalizedPoissonSamplerKey.
 func NewPersonalizedPoissonSampler(rates []float64, seed uint64) (*PersonalizedPoissonSampler, error) {
-	s := &PersonalizedPoissonSampler{seed: seed}
+	return NewPersonalizedPoissonSamplerKey(rates, randstream.FromSeed(seed))
+}
+
+// NewPersonalizedPoissonSamplerKey returns a sampler with per-example rates
+// (copied) drawing batch t from key's stream ("personalized-poisson", t).
+func NewPersonalizedPoissonSamplerKey(rates []float64, key randstream.Key) (*PersonalizedPoissonSampler, error) {
+	if key.IsZero() {
+		return nil, fmt.Errorf("datasets: personalized Poisson sampler needs a non-zero key")
+	}
+	s := &PersonalizedPoissonSampler{key: key}
 	if err := s.SetRates(rates); err != nil {
 		return nil, err
 	}
@@ -61,7 +73,7 @@ func (s *PersonalizedPoissonSampler) Batch(step int) []int {
 	if step < 0 || s.max == 0 {
 		return []int{}
 	}
-	r := stepRand(s.seed, streamPersonalized, uint64(step))
+	r := s.key.Stream(streamPersonalized, uint64(step))
 	cand := geometricSkip(nil, len(s.rates), s.max, r)
 	out := cand[:0]
 	for _, i := range cand {
@@ -72,6 +84,12 @@ func (s *PersonalizedPoissonSampler) Batch(step int) []int {
 	}
 	return out
 }
+
+// Rate returns the largest per-example rate: every example enters a batch
+// independently with probability at most Rate() (see PoissonSubsampler).
+func (s *PersonalizedPoissonSampler) Rate() float64 { return s.max }
+
+func (s *PersonalizedPoissonSampler) poissonSubsampling() {}
 
 // ExpectedBatchSize returns the sum of the rates.
 func (s *PersonalizedPoissonSampler) ExpectedBatchSize() float64 { return s.sum }

@@ -7,7 +7,7 @@ import (
 
 // Sampler yields the example indices of each training step's batch.
 //
-// Batch is a pure function of the sampler's seed, its configuration and
+// Batch is a pure function of the sampler's key (package randstream), its configuration and
 // step, so a run resumed at step t draws exactly the batches of an
 // uninterrupted run. Negative steps yield an empty batch.
 type Sampler interface {
@@ -18,29 +18,12 @@ type Sampler interface {
 	ExpectedBatchSize() float64
 }
 
-// Stream identifiers keep the random streams of different samplers apart.
+// Stream purposes keep the random streams of different samplers apart.
 const (
-	streamPoisson      = 0x706f6973736f6e00 // "poisson"
-	streamPersonalized = 0x7065727320706f69 // "pers poi"
-	streamShuffle      = 0x73687566666c6500 // "shuffle"
+	streamPoisson      = "poisson"
+	streamPersonalized = "personalized-poisson"
+	streamShuffle      = "shuffle"
 )
-
-// splitmix64 is the SplitMix64 finaliser, a bijective 64-bit mixer.
-func splitmix64(z uint64) uint64 {
-	z += 0x9e3779b97f4a7c15
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
-	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
-	return z ^ (z >> 31)
-}
-
-// stepRand returns a generator determined by (seed, stream, k): a PCG whose
-// 128-bit state is derived through SplitMix64 so that neighbouring seeds and
-// steps give unrelated streams.
-func stepRand(seed, stream, k uint64) *rand.Rand {
-	a := splitmix64(seed ^ splitmix64(stream))
-	b := splitmix64(a ^ splitmix64(k^0x5851f42d4c957f2d))
-	return rand.New(rand.NewPCG(a, b))
-}
 
 // unitOpen returns a uniform variate in (0, 1].
 func unitOpen(r *rand.Rand) float64 { return 1 - r.Float64() }

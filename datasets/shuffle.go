@@ -1,10 +1,15 @@
 package datasets
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/privtrain/privtrain/randstream"
+)
 
 // ShuffleSampler draws fixed-size batches from a fresh random permutation
 // of the n examples in every epoch; the permutation of epoch e depends only
-// on the seed and e.
+// on the (public) seed and e: shuffled batches are for non-private training
+// and are not a PoissonSubsampler.
 //
 // An epoch has ⌈n/b⌉ steps and visits every example once; when b does not
 // divide n its last batch is smaller, holding the n mod b examples left.
@@ -17,7 +22,7 @@ type ShuffleSampler struct {
 	DropLast bool
 
 	n, b  int
-	seed  uint64
+	key   randstream.Key
 	epoch int
 	perm  []int
 }
@@ -31,7 +36,7 @@ func NewShuffleSampler(n, batchSize int, seed uint64) (*ShuffleSampler, error) {
 	if batchSize < 1 || batchSize > n {
 		return nil, fmt.Errorf("datasets: batch size %d outside [1, %d]", batchSize, n)
 	}
-	return &ShuffleSampler{n: n, b: batchSize, seed: seed, epoch: -1}, nil
+	return &ShuffleSampler{n: n, b: batchSize, key: randstream.FromSeed(seed), epoch: -1}, nil
 }
 
 // StepsPerEpoch returns the number of batches in one epoch.
@@ -59,7 +64,7 @@ func (s *ShuffleSampler) Batch(step int) []int {
 }
 
 func (s *ShuffleSampler) permutation(epoch int) []int {
-	r := stepRand(s.seed, streamShuffle, uint64(epoch))
+	r := s.key.Stream(streamShuffle, uint64(epoch))
 	p := make([]int, s.n)
 	for i := range p {
 		p[i] = i

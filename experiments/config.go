@@ -16,7 +16,8 @@ import (
 
 // TrainConfig is everything that defines a training run. It is written,
 // resolved, to the run directory as config.json; a run is reproducible
-// bit-for-bit from it.
+// bit-for-bit from it together with its secret key (private/noise.key), or
+// from it alone when ReproducibleNoise is set.
 type TrainConfig struct {
 	Preset  string `json:"preset,omitempty" yaml:"preset,omitempty"`
 	Dataset string `json:"dataset" yaml:"dataset"`
@@ -72,7 +73,18 @@ type TrainConfig struct {
 	// PDP configures the personalized-DP methods (pdp-*).
 	PDP PDPConfig `json:"pdp,omitempty" yaml:"pdp,omitempty"`
 
-	Seed            uint64 `json:"seed" yaml:"seed"`
+	// Seed is the public seed: model initialization, the corruption plan
+	// (the attacker's choice) and non-private batches. The privacy
+	// randomness (noise, Poisson sampling, PTR test) is secret, drawn from
+	// the OS and kept in the run's private/noise.key, unless
+	// ReproducibleNoise derives it from Seed too (`--seed N`): the guarantee
+	// of such a run holds only while the seed is kept secret.
+	Seed              uint64 `json:"seed" yaml:"seed"`
+	ReproducibleNoise bool   `json:"reproducible_noise,omitempty" yaml:"reproducible_noise,omitempty"`
+	// SecureNoise makes the private aggregate floating-point safe: exact
+	// integer sums on a power-of-two grid plus discrete Gaussian noise and a
+	// discrete-Laplace PTR test (aggregate.Secure).
+	SecureNoise     bool   `json:"secure_noise,omitempty" yaml:"secure_noise,omitempty"`
 	Out             string `json:"out" yaml:"out"`
 	CheckpointEvery int    `json:"checkpoint_every,omitempty" yaml:"checkpoint_every,omitempty"`
 	EvalEvery       int    `json:"eval_every,omitempty" yaml:"eval_every,omitempty"`
@@ -93,6 +105,7 @@ func DefaultConfig() TrainConfig {
 		TargetEpsilon: 3, DynamicF: true,
 		Corruption: "label-flip", CorruptionRatio: 0.1,
 		Seed: 1, Out: "runs/default", CheckpointEvery: 500,
+		SecureNoise: true,
 	}
 	Presets()["ptr-mnist"](&c)
 	c.Preset = "ptr-mnist"

@@ -19,6 +19,7 @@ import (
 	"github.com/privtrain/privtrain/optim"
 	"github.com/privtrain/privtrain/optim/pdpsgd"
 	"github.com/privtrain/privtrain/privacy"
+	"github.com/privtrain/privtrain/randstream"
 )
 
 // Files a personalized-DP run adds to the run directory (see rundir.go):
@@ -99,9 +100,11 @@ type pdpJob struct {
 	budgetsDesc string
 	resumed     bool
 	st          pdpState
+	// key keys the privacy randomness (see privacyKey).
+	key randstream.Key
 }
 
-// nominalBatch makes the trainer divide the released (clipped, noised) sum
+// The nominal batch makes the trainer divide the released (clipped, noised) sum
 // by the nominal batch q·N instead of the round's expected batch q·Σ_i π_i.
 // The model of pdp-sgd, pdp-sampling and pdp-dpsgd is trained across rounds
 // like Opacus' DPOptimizer, whose expected batch size is fixed when the
@@ -114,12 +117,9 @@ type pdpJob struct {
 // is the same, only the step size scales with the participation Σπ/N.
 // pdp-adapdp trains a fresh model per round on D_T and keeps the round's
 // expected batch.
-type nominalBatch struct {
-	optim.Sampler
-	size float64
-}
-
-func (s nominalBatch) ExpectedBatchSize() float64 { return s.size }
+//
+// (The wrapper is datasets.WithExpectedBatchSize, which keeps the sampler a
+// datasets.PoissonSubsampler.)
 
 // pdpLength returns the number of rounds and steps per round.
 func pdpLength(cfg TrainConfig, q float64) (rounds, steps int) {
@@ -237,7 +237,7 @@ func (j *pdpJob) plan() (pdpsgd.Round, error) {
 }
 
 func (j *pdpJob) run(ctx context.Context, progress io.Writer) (*Summary, error) {
-	metrics, err := openMetrics(j.cfg.Out, j.st.NextStep)
+	metrics, err := openRunLogs(j.cfg.Out, j.st.NextStep)
 	if err != nil {
 		return nil, err
 	}
@@ -268,7 +268,7 @@ func (j *pdpJob) run(ctx context.Context, progress io.Writer) (*Summary, error) 
 // interruption leaves the previous round's checkpoint in place: resuming
 // redoes the round from its start, identically, and the ledger is charged
 // only once, when the round completes.
-func (j *pdpJob) round(ctx context.Context, metrics *metricsLog, bar *progressbar.ProgressBar) error {
+func (j *pdpJob) round(ctx context.Context, metrics *runLogs, bar *progressbar.ProgressBar) error {
 	begin := time.Now()
 	R := j.st.NextRound
 	plan, err := j.plan()
@@ -284,20 +284,23 @@ func (j *pdpJob) round(ctx context.Context, metrics *metricsLog, bar *progressba
 		// D_R is drawn once for the round (Theorem 4.2); the steps then
 		// sample it at the public rate q. |D_R| is not reported: it is a
 		// function of the secret draw.
-		rates, _, err = j.st.Ledger.DrawRates(plan, optim.DeriveSeed(j.cfg.Seed, fmt.Sprintf("draw-round-%d", R)))
+		rates, _, err = j.st.Ledger.DrawRates(plan, j.key.Derive(fmt.Sprintf("draw-round-%d", R)))
 	} else {
 		rates, err = j.st.Ledger.SampleRates(plan)
 	}
 	if err != nil {
 		return err
 	}
-	ps, err := datasets.NewPersonalizedPoissonSampler(rates, optim.DeriveSeed(j.cfg.Seed, "sampler"))
+	ps, err := datasets.NewPersonalizedPoissonSamplerKey(rates, j.key.Derive("sampler"))
 	if err != nil {
 		return fmt.Errorf("round %d: sampler: %w", R+1, err)
 	}
-	var sampler optim.Sampler = ps
+	var sampler datasets.PoissonSubsampler = ps
 	if j.cfg.Method != "pdp-adapdp" {
-		sampler = nominalBatch{Sampler: ps, size: j.q * float64(j.train.N)}
+		// The nominal batch q·N (see nominalBatch's history above).
+		if sampler, err = datasets.WithExpectedBatchSize(ps, j.q*float64(j.train.N)); err != nil {
+			return fmt.Errorf("round %d: sampler: %w", R+1, err)
+		}
 	}
 	if j.cfg.Method == "pdp-adapdp" {
 		j.model, err = model.New(j.spec, optim.DeriveSeed(j.cfg.Seed, fmt.Sprintf("init-round-%d", R)))
@@ -316,13 +319,13 @@ func (j *pdpJob) round(ctx context.Context, metrics *metricsLog, bar *progressba
 		Model: j.model, Data: j.train, Labels: true, Sampler: sampler, Aggregator: agg,
 		ClipNorm: j.cfg.ClipNorm, LR: j.cfg.LR, Q: j.q, Accountant: acct,
 		StepMechanism: privacy.Gaussian{Sigma: plan.Sigma}, Delta: j.cfg.Delta, Conversion: j.conv,
-		Seed: optim.DeriveSeed(j.cfg.Seed, "noise"),
+		Seed: optim.DeriveSeed(j.cfg.Seed, "noise"), NoiseKey: j.key.Derive("noise"),
 	})
 	if err != nil {
 		return err
 	}
 	start := j.st.NextStep
-	if err := metrics.Write(map[string]any{"step": start, "round": R + 1, "tau": plan.Tau, "sigma": plan.Sigma,
+	if err := metrics.public.Write(map[string]any{"step": start, "round": R + 1, "tau": plan.Tau, "sigma": plan.Sigma,
 		"round_steps": plan.Steps, "eligible": plan.Eligible, "participants": plan.Participants}); err != nil {
 		return err
 	}
@@ -339,7 +342,7 @@ func (j *pdpJob) round(ctx context.Context, metrics *metricsLog, bar *progressba
 		}
 		examples += int64(res.BatchSize)
 		last = res.Loss
-		if err := metrics.Write(res); err != nil {
+		if err := metrics.Step(res); err != nil {
 			return err
 		}
 		if bar != nil {
@@ -357,7 +360,7 @@ func (j *pdpJob) round(ctx context.Context, metrics *metricsLog, bar *progressba
 		return err
 	}
 	end := start + plan.Steps
-	if err := metrics.Write(map[string]any{"step": end - 1, "round": R + 1, "test_accuracy": acc}); err != nil {
+	if err := metrics.public.Write(map[string]any{"step": end - 1, "round": R + 1, "test_accuracy": acc}); err != nil {
 		return err
 	}
 	j.acct = acct
@@ -381,7 +384,7 @@ func (j *pdpJob) round(ctx context.Context, metrics *metricsLog, bar *progressba
 
 // checkpoint writes the model, pdp_state.json (authoritative), the
 // generic state.json and ledger.csv, then removes older model files.
-func (j *pdpJob) checkpoint(metrics *metricsLog) error {
+func (j *pdpJob) checkpoint(metrics *runLogs) error {
 	if err := metrics.Sync(); err != nil {
 		return err
 	}
@@ -450,7 +453,7 @@ func (j *pdpJob) finish() (*Summary, error) {
 		Examples: j.st.Examples, WallSeconds: j.st.TrainSecs,
 		// Every example i is (spent_i, δ_i)-DP, so the run is (max spent, max δ)-DP.
 		Epsilon: g.SpentMax, Delta: g.DeltaMax, Order: g.WorstOrder, Conversion: string(j.conv),
-		Guarantee: g.Statement}
+		Guarantee: g.Statement, PrivacyRandomness: randomnessNote(j.cfg)}
 	if s.WallSeconds > 0 {
 		s.ExamplesPerSecond = float64(s.Examples) / s.WallSeconds
 	}
@@ -479,5 +482,6 @@ func (j *pdpJob) finish() (*Summary, error) {
 	if err := j.writeLedgerCSV(); err != nil {
 		return nil, err
 	}
-	return s, writeJSONAtomic(filepath.Join(j.cfg.Out, summaryFile), pdpSummary{Summary: s, PDP: rep})
+	pub := publicSummary(*s)
+	return s, writeSummaries(j.cfg.Out, pdpSummary{Summary: &pub, PDP: rep}, pdpSummary{Summary: s, PDP: rep})
 }

@@ -57,7 +57,7 @@ func RunPTRTable(ctx context.Context, t PTRTable, progress io.Writer) ([]PTRTabl
 					return nil, err
 				}
 				var s Summary
-				if err := readJSON(filepath.Join(cfg.Out, summaryFile), &s); err != nil {
+				if err := readFullSummary(cfg.Out, &s); err != nil {
 					if !os.IsNotExist(err) {
 						return nil, err
 					}

@@ -12,12 +12,14 @@ import (
 // Run directory layout (see architecture.md, "Run"):
 //
 //	config.json      the resolved TrainConfig
-//	metrics.jsonl    one JSON object per step (and per evaluation)
+//	metrics.jsonl    one JSON object per step (public values only, see release.go)
 //	state.json       checkpoint: next step, accountant history, trim level, model file
 //	model-<step>.bin model parameters at the checkpoint
 //	corrupted.json   indices of the corrupted training examples
 //	summary.json     final results
 //	model.bin        final model
+//	private/         operator-only files (see release.go): noise.key,
+//	                 diagnostics.jsonl, summary.json with diagnostics
 const (
 	configFile    = "config.json"
 	metricsFile   = "metrics.jsonl"
@@ -91,7 +93,12 @@ type metricsLog struct {
 // openMetrics opens metrics.jsonl for appending after keeping only the
 // records of steps < keepBelow (the steps a resumed run will not redo).
 func openMetrics(dir string, keepBelow int) (*metricsLog, error) {
-	path := filepath.Join(dir, metricsFile)
+	return openJSONL(filepath.Join(dir, metricsFile), keepBelow, 0o644)
+}
+
+// openJSONL opens the JSON-lines log at path (created with mode perm) for
+// appending after keeping only the records of steps < keepBelow.
+func openJSONL(path string, keepBelow int, perm os.FileMode) (*metricsLog, error) {
 	var kept []byte
 	if data, err := os.ReadFile(path); err == nil {
 		for _, line := range bytes.Split(data, []byte("\n")) {
@@ -111,7 +118,10 @@ func openMetrics(dir string, keepBelow int) (*metricsLog, error) {
 	if err := writeFileAtomic(path, kept); err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0o644)
+	if err := os.Chmod(path, perm); err != nil {
+		return nil, fmt.Errorf("metrics log: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, perm)
 	if err != nil {
 		return nil, fmt.Errorf("metrics log: %w", err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/privtrain/privtrain/model"
 	"github.com/privtrain/privtrain/optim"
 	"github.com/privtrain/privtrain/privacy"
+	"github.com/privtrain/privtrain/randstream"
 )
 
 // Summary is the outcome of a training run (summary.json).
@@ -28,7 +29,6 @@ type Summary struct {
 	Steps        int     `json:"steps"`
 	StoppedBy    string  `json:"stopped_by"`
 	TestAccuracy float64 `json:"test_accuracy"`
-	TrainLoss    float64 `json:"final_train_loss"`
 	// Epsilon is ε at Delta for the whole run, at the optimal Order.
 	Epsilon    float64 `json:"epsilon,omitempty"`
 	Delta      float64 `json:"delta,omitempty"`
@@ -51,10 +51,19 @@ type Summary struct {
 	// (Theorem 4.5 of the personalized DP-SGD paper); empty otherwise.
 	Guarantee string `json:"guarantee,omitempty"`
 
+	// PrivacyRandomness says where the privacy noise and sampling came from
+	// (secret, or a reproducible seed the guarantee assumes secret);
+	// SecureNoise whether they were floating-point safe (aggregate.Secure).
+	PrivacyRandomness string `json:"privacy_randomness,omitempty"`
+	SecureNoise       bool   `json:"secure_noise,omitempty"`
+
+	// Operator-only diagnostics (not privatized): written to
+	// private/summary.json, zero in the public summary.json.
+	TrainLoss         float64 `json:"final_train_loss,omitempty"`
 	CorruptedExamples int     `json:"corrupted_examples,omitempty"`
-	Examples          int64   `json:"examples_processed"`
-	WallSeconds       float64 `json:"wall_seconds"`
-	ExamplesPerSecond float64 `json:"examples_per_second"`
+	Examples          int64   `json:"examples_processed,omitempty"`
+	WallSeconds       float64 `json:"wall_seconds,omitempty"`
+	ExamplesPerSecond float64 `json:"examples_per_second,omitempty"`
 }
 
 // checkpoint is state.json: everything besides the model needed to resume.
@@ -192,8 +201,12 @@ func buildJob(cfg TrainConfig, resume *checkpoint) (*job, error) {
 	j.expected = q * float64(train.N)
 
 	var sampler optim.Sampler
+	var key randstream.Key // privacy randomness: secret unless ReproducibleNoise
 	if cfg.Private() {
-		sampler, err = datasets.NewPoissonSampler(train.N, q, optim.DeriveSeed(cfg.Seed, "sampler"))
+		if key, err = privacyKey(cfg, resume != nil); err != nil {
+			return nil, err
+		}
+		sampler, err = datasets.NewPoissonSamplerKey(train.N, q, key.Derive("sampler"))
 	} else {
 		sampler, err = datasets.NewShuffleSampler(train.N, int(math.Round(j.expected)), optim.DeriveSeed(cfg.Seed, "sampler"))
 	}
@@ -234,6 +247,9 @@ func buildJob(cfg TrainConfig, resume *checkpoint) (*job, error) {
 		Bound: privacy.SubsampleBound(cfg.Bound), AllowUnproven: cfg.AllowUnproven,
 		Corruption: gradCorruption, Seed: optim.DeriveSeed(cfg.Seed, "noise"),
 	}
+	if cfg.Private() {
+		tc.NoiseKey = key.Derive("noise")
+	}
 	if cfg.Method == "nonprivate" {
 		tc.ClipNorm = 0
 	}
@@ -264,6 +280,7 @@ func (j *job) buildAggregator(cfg TrainConfig) (privacy.Mechanism, error) {
 	ac := aggregate.Config{
 		Sigma: cfg.Sigma, ClipNorm: cfg.ClipNorm, Tau: cfg.Tau, B: cfg.LaplaceB, Delta0: cfg.Delta0,
 		F: f, TrimFraction: cfg.TrimFraction, Radius: cfg.CenteredClipRadius, ExpectedBatch: j.expected,
+		Secure: cfg.SecureNoise && cfg.Private(),
 	}
 	var name string
 	var mech privacy.Mechanism
@@ -285,6 +302,11 @@ func (j *job) buildAggregator(cfg TrainConfig) (privacy.Mechanism, error) {
 		return nil, fmt.Errorf("aggregator: %w", err)
 	}
 	j.agg = agg
+	if ac.Secure {
+		// The secure release is its own mechanism (discrete noise, see
+		// aggregate.Secure), accounted by its own curve.
+		mech = agg.(aggregate.Planned).Mechanism()
+	}
 	if mech != nil {
 		if err := mech.Validate(); err != nil {
 			return nil, err
@@ -374,7 +396,7 @@ func newAccountant(cfg TrainConfig, resume *checkpoint) (*privacy.Accountant, er
 }
 
 func (j *job) run(ctx context.Context, progress io.Writer) (*Summary, error) {
-	metrics, err := openMetrics(j.cfg.Out, j.start)
+	metrics, err := openRunLogs(j.cfg.Out, j.start)
 	if err != nil {
 		return nil, err
 	}
@@ -419,10 +441,11 @@ func (j *job) run(ctx context.Context, progress io.Writer) (*Summary, error) {
 				j.ck.PTRPassed++
 			}
 		}
-		if err := metrics.Write(res); err != nil {
+		if err := metrics.Step(res); err != nil {
 			return nil, err
 		}
 		if bar != nil {
+			// The console is the operator's: the loss is shown there.
 			desc := fmt.Sprintf("%s loss %.3f", j.cfg.Method, res.Loss)
 			if j.acct != nil {
 				desc += fmt.Sprintf(" ε %.3f", res.Epsilon)
@@ -435,7 +458,7 @@ func (j *job) run(ctx context.Context, progress io.Writer) (*Summary, error) {
 			if err != nil {
 				return nil, err
 			}
-			if err := metrics.Write(map[string]any{"step": step, "test_accuracy": acc}); err != nil {
+			if err := metrics.public.Write(map[string]any{"step": step, "test_accuracy": acc}); err != nil {
 				return nil, err
 			}
 		}
@@ -456,7 +479,7 @@ func (j *job) run(ctx context.Context, progress io.Writer) (*Summary, error) {
 
 // checkpoint atomically records the state before step next: model file
 // first, then state.json naming it, then older model files are removed.
-func (j *job) checkpoint(next int, begin time.Time, metrics *metricsLog) error {
+func (j *job) checkpoint(next int, begin time.Time, metrics *runLogs) error {
 	if err := metrics.Sync(); err != nil {
 		return err
 	}
@@ -495,6 +518,7 @@ func (j *job) finish(steps int) (*Summary, error) {
 		Steps: steps, StoppedBy: j.stoppedBy, TrainLoss: j.ck.LastLoss,
 		CorruptedExamples: j.corrupted, Examples: j.ck.Examples,
 		PTRTests: j.ck.PTRTests, PTRPassed: j.ck.PTRPassed,
+		PrivacyRandomness: randomnessNote(j.cfg), SecureNoise: j.cfg.Private() && j.cfg.SecureNoise,
 	}
 	var state checkpoint
 	if err := readJSON(filepath.Join(j.cfg.Out, stateFile), &state); err != nil {
@@ -527,7 +551,7 @@ func (j *job) finish(steps int) (*Summary, error) {
 	if err := model.Save(filepath.Join(j.cfg.Out, finalModel), j.model); err != nil {
 		return nil, err
 	}
-	return s, writeJSONAtomic(filepath.Join(j.cfg.Out, summaryFile), s)
+	return s, writeSummaries(j.cfg.Out, publicSummary(*s), s)
 }
 
 func sameModelSpec(a, b model.Spec) bool {

@@ -4,7 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
+
+	"github.com/privtrain/privtrain/randstream"
 )
 
 // Layer kinds of a network description.
@@ -199,7 +200,7 @@ func resolve(s Spec, layers []layer) (int, error) {
 
 // initParams draws the initial parameters in parameter order.
 func initParams(layers []layer, init int, p []float32, seed uint64) {
-	rng := rand.New(rand.NewPCG(seed, 0x6d6f64656c696e69)) // "modelini"
+	rng := randstream.FromSeed(seed).Stream("model-init", 0) // public randomness
 	for _, l := range layers {
 		if l.nW == 0 {
 			continue

@@ -5,4 +5,8 @@
 // MakePrivate is the one-call entry point for library users (like Opacus'
 // make_private): given a model, a dataset and (σ, R, q) or a target (ε, δ)
 // with a number of steps, it returns a ready DP-SGD trainer.
+//
+// A private run (Config.Accountant set) requires a Poisson sampler by type
+// (datasets.PoissonSubsampler, whose rate q the accounting uses) and a noise
+// key (Config.NoiseKey, package randstream) for its privacy randomness.
 package optim

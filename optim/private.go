@@ -9,6 +9,7 @@ import (
 	"github.com/privtrain/privtrain/datasets"
 	"github.com/privtrain/privtrain/model"
 	"github.com/privtrain/privtrain/privacy"
+	"github.com/privtrain/privtrain/randstream"
 )
 
 // PrivateConfig states the privacy of a DP-SGD run once, for MakePrivate.
@@ -41,9 +42,12 @@ type PrivateConfig struct {
 	// sensitivity. The trainer checks every step's report against it.
 	Rule    string
 	Options map[string]float64
-	// Seed drives the sampler and the noise (through DeriveSeed with
-	// "sampler" and "noise", as the experiments do).
-	Seed uint64
+	// Key keys the privacy randomness (Poisson sampling and noise). The
+	// zero Key means a fresh secret key from the operating system
+	// (randstream.NewSecret), which is what a released model needs. A key
+	// from randstream.FromSeed makes the run reproducible, and the guarantee
+	// then holds only while the seed stays secret.
+	Key randstream.Key
 	// Workers is the number of goroutines for clipping (0: GOMAXPROCS).
 	Workers int
 }
@@ -130,7 +134,14 @@ func MakePrivate(m model.Model, data *datasets.Dataset, cfg PrivateConfig) (*Pri
 	if err != nil {
 		return nil, fmt.Errorf("optim: make private: %w", err)
 	}
-	sampler, err := datasets.NewPoissonSampler(data.N, q, DeriveSeed(cfg.Seed, "sampler"))
+	key := cfg.Key
+	if key.IsZero() {
+		var err error
+		if key, err = randstream.NewSecret(); err != nil {
+			return nil, fmt.Errorf("optim: make private: %w", err)
+		}
+	}
+	sampler, err := datasets.NewPoissonSamplerKey(data.N, q, key.Derive("sampler"))
 	if err != nil {
 		return nil, fmt.Errorf("optim: make private: %w", err)
 	}
@@ -142,7 +153,7 @@ func MakePrivate(m model.Model, data *datasets.Dataset, cfg PrivateConfig) (*Pri
 		Model: m, Data: data, Labels: labels, Sampler: sampler, Aggregator: agg,
 		ClipNorm: cfg.ClipNorm, LR: cfg.LR, Q: q, Accountant: acct,
 		StepMechanism: privacy.Gaussian{Sigma: sigma}, Delta: cfg.Delta, Conversion: conv,
-		Seed: DeriveSeed(cfg.Seed, "noise"), Workers: cfg.Workers,
+		NoiseKey: key.Derive("noise"), Workers: cfg.Workers,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("optim: make private: %w", err)

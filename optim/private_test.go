@@ -10,6 +10,7 @@ import (
 	"github.com/privtrain/privtrain/datasets"
 	"github.com/privtrain/privtrain/model"
 	"github.com/privtrain/privtrain/privacy"
+	"github.com/privtrain/privtrain/randstream"
 )
 
 // tinyData is n two-feature examples of two classes (class = sign of x₀).
@@ -56,7 +57,7 @@ func TestMakePrivateAccounting(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := tc.cfg
-			cfg.ClipNorm, cfg.Delta, cfg.LR, cfg.Seed = 1, 1e-5, 0.1, 7
+			cfg.ClipNorm, cfg.Delta, cfg.LR, cfg.Key = 1, 1e-5, 0.1, randstream.FromSeed(7)
 			p, err := MakePrivate(tinyModel(t), tinyData(25), cfg)
 			if err != nil {
 				t.Fatal(err)
@@ -87,17 +88,17 @@ func TestMakePrivateAccounting(t *testing.T) {
 func TestMakePrivateMatchesManualWiring(t *testing.T) {
 	data := tinyData(40)
 	const q, sigma, seed = 0.25, 0.8, 11
-	p, err := MakePrivate(tinyModel(t), data, PrivateConfig{Sigma: sigma, Q: q, ClipNorm: 0.5, Delta: 1e-5, LR: 0.3, Seed: seed})
+	p, err := MakePrivate(tinyModel(t), data, PrivateConfig{Sigma: sigma, Q: q, ClipNorm: 0.5, Delta: 1e-5, LR: 0.3, Key: randstream.FromSeed(seed)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	manual := tinyModel(t)
-	sampler, _ := datasets.NewPoissonSampler(data.N, q, DeriveSeed(seed, "sampler"))
+	sampler, _ := datasets.NewPoissonSamplerKey(data.N, q, randstream.FromSeed(seed).Derive("sampler"))
 	agg, _ := aggregate.New("sum", aggregate.Config{Sigma: sigma, ClipNorm: 0.5})
 	acct, _ := privacy.NewAccountant(nil)
 	tr, err := NewTrainer(Config{Model: manual, Data: data, Labels: true, Sampler: sampler, Aggregator: agg,
 		ClipNorm: 0.5, LR: 0.3, Q: q, Accountant: acct, StepMechanism: privacy.Gaussian{Sigma: sigma},
-		Delta: 1e-5, Seed: DeriveSeed(seed, "noise")})
+		Delta: 1e-5, NoiseKey: randstream.FromSeed(seed).Derive("noise")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,8 +8,10 @@ import (
 	"runtime"
 
 	"github.com/privtrain/privtrain/aggregate"
+	"github.com/privtrain/privtrain/datasets"
 	"github.com/privtrain/privtrain/model"
 	"github.com/privtrain/privtrain/privacy"
+	"github.com/privtrain/privtrain/randstream"
 )
 
 // Source is the training data as the optimizer sees it (datasets.Dataset
@@ -23,7 +25,8 @@ type Source interface {
 }
 
 // Sampler yields the training-set indices of each step's batch; Batch must
-// be a deterministic function of the step (datasets' samplers are).
+// be a deterministic function of the step (datasets' samplers are). A
+// private run (Config.Accountant set) requires a datasets.PoissonSubsampler.
 type Sampler interface {
 	Batch(step int) []int
 	ExpectedBatchSize() float64
@@ -57,7 +60,10 @@ type Config struct {
 	// LR is the learning rate; LRFail / LRPass, when > 0, override it after a
 	// failed ("+") / passed ("-") PTR test (η_A, η_B of appendix A.4).
 	LR, LRFail, LRPass float64
-	// Q is the Poisson sampling rate used for privacy accounting.
+	// Q is the Poisson sampling rate used for privacy accounting. A private
+	// run reads q from its sampler, which must be a
+	// datasets.PoissonSubsampler; Q = 0 takes that rate, a non-zero Q must
+	// be ≥ it (accounting at a larger rate is valid, see PoissonSubsampler).
 	Q float64
 	// Accountant records the privacy cost of every step (nil: non-private).
 	Accountant *privacy.Accountant
@@ -75,7 +81,15 @@ type Config struct {
 	Trim *TrimController
 	// Corruption corrupts gradients of corrupted examples (nil: none).
 	Corruption GradientCorruption
-	// Seed drives the per-step noise streams (see StepRNG).
+	// NoiseKey keys the privacy randomness of every step: the aggregator's
+	// noise and PTR test draw from NoiseKey.Stream("aggregate", step), so a
+	// resumed run redraws them exactly. A private run requires a non-zero
+	// key: randstream.NewSecret for a guarantee; a key from
+	// randstream.FromSeed makes the noise a function of the seed, and the
+	// guarantee then holds only while that seed is secret.
+	NoiseKey randstream.Key
+	// Seed is public randomness: it drives the attacker's gradient
+	// corruption and, in a non-private run, the aggregator's stream.
 	Seed uint64
 	// Workers is the number of goroutines for clipping (0: GOMAXPROCS).
 	Workers int
@@ -137,8 +151,20 @@ func NewTrainer(cfg Config) (*Trainer, error) {
 		if cfg.Aggregator == nil || cfg.ClipNorm <= 0 {
 			return nil, errors.New("optim: a private run needs an aggregator and a clipping norm R > 0")
 		}
+		ps, ok := cfg.Sampler.(datasets.PoissonSubsampler)
+		if !ok {
+			return nil, fmt.Errorf("optim: a private run needs a Poisson sampler (datasets.PoissonSubsampler), got %T: the accounting assumes Poisson subsampling", cfg.Sampler)
+		}
+		if rate := ps.Rate(); cfg.Q == 0 {
+			cfg.Q = rate
+		} else if !(cfg.Q >= rate) {
+			return nil, fmt.Errorf("optim: accounting rate q = %v is below the sampler's rate %v", cfg.Q, rate)
+		}
 		if !(cfg.Q > 0 && cfg.Q <= 1) {
 			return nil, fmt.Errorf("optim: sampling rate q must be in (0, 1], got %v", cfg.Q)
+		}
+		if cfg.NoiseKey.IsZero() {
+			return nil, errors.New("optim: a private run needs a noise key (randstream.NewSecret; randstream.FromSeed only for a reproducible run whose seed stays secret)")
 		}
 		if !(cfg.Delta > 0 && cfg.Delta < 1) {
 			return nil, fmt.Errorf("optim: δ must be in (0, 1), got %v", cfg.Delta)
@@ -201,6 +227,9 @@ func (t *Trainer) Step(step int) (StepResult, error) {
 		return res, fmt.Errorf("step %d: %w", step, err)
 	}
 	rng := StepRNG(t.cfg.Seed, step)
+	if !t.cfg.NoiseKey.IsZero() {
+		rng = t.cfg.NoiseKey.Stream("aggregate", uint64(step))
+	}
 
 	if t.cfg.Aggregator == nil {
 		return t.plainStep(b, res)

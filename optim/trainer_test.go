@@ -10,6 +10,7 @@ import (
 	"github.com/privtrain/privtrain/datasets"
 	"github.com/privtrain/privtrain/model"
 	"github.com/privtrain/privtrain/privacy"
+	"github.com/privtrain/privtrain/randstream"
 )
 
 // listSampler returns fixed batches: step s gets batches[s].
@@ -91,7 +92,23 @@ func TestStepUpdateIsSumOverExpectedBatch(t *testing.T) {
 // are refused before anything is accounted.
 func TestPrivateStepAccounting(t *testing.T) {
 	data := mnistSlice(t, 64)
-	newTrainer := func(aggSigma, planSigma float64, batches [][]int) (*Trainer, *privacy.Accountant) {
+	// q = 0.02 on 64 examples: batches of mean 1.28, empty with probability
+	// 0.27, so the first steps include empty batches.
+	sampler, err := datasets.NewPoissonSampler(64, 0.02, 9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const steps = 12
+	empty := 0
+	for s := 0; s < steps; s++ {
+		if len(sampler.Batch(s)) == 0 {
+			empty++
+		}
+	}
+	if empty == 0 || empty == steps {
+		t.Fatalf("the test needs empty and non-empty batches among its %d steps, got %d empty", steps, empty)
+	}
+	newTrainer := func(aggSigma, planSigma float64) (*Trainer, *privacy.Accountant) {
 		agg, err := aggregate.New("sum", aggregate.Config{Sigma: aggSigma, ClipNorm: 1})
 		if err != nil {
 			t.Fatal(err)
@@ -101,16 +118,16 @@ func TestPrivateStepAccounting(t *testing.T) {
 			t.Fatal(err)
 		}
 		tr, err := NewTrainer(Config{Model: logreg(t), Data: data, Labels: true, Aggregator: agg, LR: 0.1,
-			ClipNorm: 1, Q: 0.1, Delta: 1e-5, Accountant: acct, StepMechanism: privacy.Gaussian{Sigma: planSigma},
-			Sampler: listSampler{batches, 6.4}, Seed: 9})
+			ClipNorm: 1, Delta: 1e-5, Accountant: acct, StepMechanism: privacy.Gaussian{Sigma: planSigma},
+			Sampler: sampler, NoiseKey: randstream.FromSeed(9)})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return tr, acct
 	}
-	tr, acct := newTrainer(1.1, 1.1, [][]int{{1, 2, 3}, {}, {4}})
+	tr, acct := newTrainer(1.1, 1.1)
 	var last float64
-	for s := 0; s < 3; s++ {
+	for s := 0; s < steps; s++ {
 		res, err := tr.Step(s)
 		if err != nil {
 			t.Fatal(err)
@@ -120,11 +137,11 @@ func TestPrivateStepAccounting(t *testing.T) {
 		}
 		last = res.Epsilon
 	}
-	if acct.Steps() != 3 {
-		t.Errorf("accountant holds %d steps, want 3", acct.Steps())
+	if acct.Steps() != steps {
+		t.Errorf("accountant holds %d steps, want %d", acct.Steps(), steps)
 	}
 
-	tr, acct = newTrainer(1.1, 2.0, [][]int{{1, 2}})
+	tr, acct = newTrainer(1.1, 2.0)
 	if _, err := tr.Step(0); err == nil || !strings.Contains(err.Error(), "accounts for") {
 		t.Errorf("a released mechanism other than the planned one must be refused, got %v", err)
 	}
@@ -137,9 +154,13 @@ func TestPrivateStepAccounting(t *testing.T) {
 	bad.X[2*784+100] = float32(math.NaN())
 	agg, _ := aggregate.New("sum", aggregate.Config{Sigma: 1.1, ClipNorm: 1})
 	acct, _ = privacy.NewAccountant(nil)
-	tr, err := NewTrainer(Config{Model: logreg(t), Data: bad, Labels: true, Aggregator: agg, LR: 0.1,
-		ClipNorm: 1, Q: 0.1, Delta: 1e-5, Accountant: acct, StepMechanism: privacy.Gaussian{Sigma: 1.1},
-		Sampler: listSampler{[][]int{{0, 1, 2}}, 6.4}})
+	all, err := datasets.NewPoissonSampler(8, 1, 1) // q = 1: every example, NaN one included
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err = NewTrainer(Config{Model: logreg(t), Data: bad, Labels: true, Aggregator: agg, LR: 0.1,
+		ClipNorm: 1, Delta: 1e-5, Accountant: acct, StepMechanism: privacy.Gaussian{Sigma: 1.1},
+		Sampler: all, NoiseKey: randstream.FromSeed(1)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,9 +176,18 @@ func TestNewTrainerRejectsBadConfig(t *testing.T) {
 	data := mnistSlice(t, 8)
 	agg, _ := aggregate.New("sum", aggregate.Config{Sigma: 1, ClipNorm: 1})
 	acct, _ := privacy.NewAccountant(nil)
+	poisson, err := datasets.NewPoissonSampler(8, 0.1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ok := Config{Model: logreg(t), Data: data, Labels: true, Aggregator: agg, LR: 0.1, ClipNorm: 1, Q: 0.1,
-		Delta: 1e-5, Accountant: acct, StepMechanism: privacy.Gaussian{Sigma: 1}, Sampler: listSampler{[][]int{{0}}, 1}}
+		Delta: 1e-5, Accountant: acct, StepMechanism: privacy.Gaussian{Sigma: 1}, Sampler: poisson,
+		NoiseKey: randstream.FromSeed(1)}
 	if _, err := NewTrainer(ok); err != nil {
+		t.Fatal(err)
+	}
+	shuffled, err := datasets.NewShuffleSampler(8, 2, 1)
+	if err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
@@ -171,6 +201,12 @@ func TestNewTrainerRejectsBadConfig(t *testing.T) {
 		{"mechanism", func(c *Config) { c.StepMechanism = nil }},
 		{"sigma", func(c *Config) { c.StepMechanism = privacy.Gaussian{Sigma: -1} }},
 		{"model", func(c *Config) { c.Model = nil }},
+		// Only valid accounting: the accountant assumes Poisson subsampling,
+		// so a shuffled-batch (or any other) sampler is refused by type.
+		{"shuffled sampler", func(c *Config) { c.Sampler = shuffled }},
+		{"fixed batches", func(c *Config) { c.Sampler = listSampler{[][]int{{0}}, 1} }},
+		{"q below the sampler's rate", func(c *Config) { c.Q = 0.05 }},
+		{"no noise key", func(c *Config) { c.NoiseKey = randstream.Key{} }},
 	}
 	for _, tc := range tests {
 		c := ok

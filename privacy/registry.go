@@ -65,6 +65,9 @@ func init() {
 	Register("subsampled-gaussian", subsampledGaussianFromSpec)
 	Register("poisson-subsampled", func(s Spec) (Mechanism, error) { return poissonSubsampledFromSpec(s, FromSpec) })
 	Register("rgm", func(s Spec) (Mechanism, error) { return RGMFromSpec(s) })
+	Register("discrete-gaussian", discreteGaussianFromSpec)
+	Register("discrete-laplace", discreteLaplaceFromSpec)
+	Register("ptr-discrete", ptrDiscreteFromSpec)
 }
 
 // FromSpec rebuilds a mechanism from its Spec with the decoder registered

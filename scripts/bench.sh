@@ -5,7 +5,8 @@
 # the TF-Privacy CNN on MNIST-shaped input (1×28×28, batch 256) and
 # CIFAR-shaped input (3×32×32, batch 1024): (a) a non-private step, (b) a
 # DP-SGD step (per-example gradients, clipping, noise, update) and the time
-# ratio (b)/(a). Whole optimizer steps from optim/ (BenchmarkStep/<method>/
+# ratio (b)/(a), and the MNIST DP step with secure noise (dp-secure) against
+# the float one. Whole optimizer steps from optim/ (BenchmarkStep/<method>/
 # <case>, method nonprivate or dp) are used when present, else model/'s
 # BenchmarkModelStep, which does the same work in the benchmark itself.
 #
@@ -50,5 +51,9 @@ END {
 		src = a; sub(/\/.*/, "", src)
 		printf "%-12s %10.0f ex/s %10.0f ex/s %11.2fx  %s\n", c, xs[a], xs[b], ns[b] / ns[a], src
 	}
+	# Secure noise (aggregate.Config.Secure) on the MNIST DP step, when measured.
+	a = "BenchmarkStep/dp/MNIST-256"; b = "BenchmarkStep/dp-secure/MNIST-256"
+	if ((a in ns) && (b in ns))
+		printf "%-12s %10.0f ex/s %10.0f ex/s %11.2fx  (dp vs dp-secure)\n", "MNIST-secure", xs[a], xs[b], ns[b] / ns[a]
 	exit bad
 }' "$out"

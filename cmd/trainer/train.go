@@ -33,6 +33,9 @@ func runTrain(args []string, stdout, stderr io.Writer) int {
 		// first free runs/default, runs/default-2, ….
 		cfg.Out = freeRunDir(cfg.Out)
 	}
+	if cfg.ReproducibleNoise && !resume {
+		fmt.Fprintf(stderr, "WARNING: --seed %d makes the privacy noise reproducible: the guarantee holds only while the seed is kept secret\n", cfg.Seed)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	sum, err := experiments.Train(ctx, cfg, experiments.Options{Progress: stderr, Resume: resume})
@@ -49,6 +52,17 @@ func runTrain(args []string, stdout, stderr io.Writer) int {
 		if sum.Unproven {
 			fmt.Fprintln(stdout, "WARNING: --allow-unproven was set and some orders used a bound outside its proven conditions")
 		}
+		if sum.SecureNoise {
+			fmt.Fprintln(stdout, "noise: secure (exact integer sums on a power-of-two grid, discrete Gaussian noise, discrete-Laplace PTR test)")
+		} else if sum.PrivacyRandomness != "" {
+			fmt.Fprintln(stdout, "noise: floating point (--secure-noise=false): the released values may leak through their low-order bits")
+		}
+		if sum.PrivacyRandomness != "" {
+			fmt.Fprintf(stdout, "privacy randomness: %s\n", sum.PrivacyRandomness)
+		}
+		if cfg.ReproducibleNoise {
+			fmt.Fprintln(stdout, "WARNING: reproducible run (--seed): anyone who knows the seed can regenerate the noise; the guarantee holds only while the seed is kept secret")
+		}
 	} else {
 		fmt.Fprintln(stdout, "privacy: none (non-private method)")
 	}
@@ -58,7 +72,7 @@ func runTrain(args []string, stdout, stderr io.Writer) int {
 	if sum.PTRTests > 0 {
 		fmt.Fprintf(stdout, "PTR tests passed: %d of %d (%.1f%%), final F = %d\n", sum.PTRPassed, sum.PTRTests, 100*sum.PTRPassRate, sum.FinalF)
 	}
-	fmt.Fprintf(stdout, "run directory: %s\n", cfg.Out)
+	fmt.Fprintf(stdout, "run directory: %s (release-safe: everything but state.json and private/, which is operator-only)\n", cfg.Out)
 	return 0
 }
 
@@ -127,7 +141,8 @@ func parseTrainFlags(args []string, stderr io.Writer) (experiments.TrainConfig, 
 	fs.Float64Var(&cfg.CenteredClipRadius, "cc-radius", cfg.CenteredClipRadius, "radius ρ of the centered-clip rule")
 	fs.StringVar(&cfg.Corruption, "corruption", cfg.Corruption, alternatives(corruption.Kinds()))
 	fs.Float64Var(&cfg.CorruptionRatio, "corruption-ratio", cfg.CorruptionRatio, "fraction of training examples corrupted")
-	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "random seed (runs are reproducible bit-for-bit)")
+	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "make the run reproducible from this seed; the privacy noise then derives from it too and the guarantee assumes the seed stays SECRET (default: public seed 1 for initialization and corruption, secret noise from the OS)")
+	fs.BoolVar(&cfg.SecureNoise, "secure-noise", cfg.SecureNoise, "floating-point-safe noise: exact integer sums on a power-of-two grid, discrete Gaussian noise, discrete-Laplace PTR test")
 	fs.StringVar(&cfg.Out, "out", cfg.Out, "run directory")
 	fs.IntVar(&cfg.CheckpointEvery, "checkpoint-every", cfg.CheckpointEvery, "checkpoint every N steps (0: only at the end)")
 	fs.IntVar(&cfg.EvalEvery, "eval-every", cfg.EvalEvery, "evaluate test accuracy every N steps (0: only at the end)")
@@ -139,6 +154,11 @@ func parseTrainFlags(args []string, stderr io.Writer) (experiments.TrainConfig, 
 	if fs.NArg() > 0 {
 		return cfg, false, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
 	}
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "seed" {
+			cfg.ReproducibleNoise = true // asked for reproducibility
+		}
+	})
 	if !*resume { // a resumed run is validated against its stored config
 		if err := cfg.Validate(); err != nil {
 			return cfg, false, err

@@ -16,6 +16,7 @@ import (
 	"github.com/privtrain/privtrain/experiments"
 	"github.com/privtrain/privtrain/model"
 	"github.com/privtrain/privtrain/optim"
+	"github.com/privtrain/privtrain/randstream"
 
 	"github.com/privtrain/privtrain/examples/custom-aggregator/coordclip"
 )
@@ -29,15 +30,16 @@ func main() {
 	lr := flag.Float64("lr", 1.5, "learning rate (coordinate clipping shrinks the update; 0.6 suits --rule sum)")
 	rule := flag.String("rule", coordclip.Name, "aggregation rule (e.g. sum, DP-SGD's, for comparison)")
 	delta := flag.Float64("delta", 1e-5, "δ of the reported guarantee")
-	seed := flag.Uint64("seed", 1, "random seed")
+	seed := flag.Uint64("seed", 1, "public seed of the model initialization")
+	reproducible := flag.Bool("reproducible-noise", false, "derive the sampling and noise from --seed too (the guarantee then assumes the seed stays secret); default: a secret key from the OS")
 	flag.Parse()
-	if err := run(*rule, *steps, *sigma, *clip, *coord, *batch, *lr, *delta, *seed); err != nil {
+	if err := run(*rule, *steps, *sigma, *clip, *coord, *batch, *lr, *delta, *seed, *reproducible); err != nil {
 		fmt.Fprintln(os.Stderr, "custom-aggregator:", err)
 		os.Exit(1)
 	}
 }
 
-func run(rule string, steps int, sigma, clip, coord float64, batch int, lr, delta float64, seed uint64) error {
+func run(rule string, steps int, sigma, clip, coord float64, batch int, lr, delta float64, seed uint64, reproducible bool) error {
 	train, err := datasets.Load("mnist", "train", datasets.ResolveDataDir(""))
 	if err != nil {
 		return err
@@ -49,6 +51,11 @@ func run(rule string, steps int, sigma, clip, coord float64, batch int, lr, delt
 	m, err := model.New(model.Spec{Arch: "tfp-cnn", InputShape: train.Shape, Classes: train.Classes}, optim.DeriveSeed(seed, "init"))
 	if err != nil {
 		return err
+	}
+	var key randstream.Key // zero: MakePrivate draws a secret key
+	if reproducible {
+		key = randstream.FromSeed(seed)
+		fmt.Println("warning: --reproducible-noise: the noise is a function of --seed; the guarantee holds only while the seed stays secret")
 	}
 	var opts map[string]float64 // the rule's own parameters
 	if rule == coordclip.Name {
@@ -62,7 +69,7 @@ func run(rule string, steps int, sigma, clip, coord float64, batch int, lr, delt
 		BatchSize: batch,
 		Delta:     delta,
 		LR:        lr,
-		Seed:      seed,
+		Key:       key,
 	})
 	if err != nil {
 		return err

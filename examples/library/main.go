@@ -31,7 +31,7 @@ func main() {
 	// (ε, δ) = (2, 1e-5)-DP. Give Sigma instead of TargetEpsilon to fix σ.
 	p, err := optim.MakePrivate(m, train, optim.PrivateConfig{
 		TargetEpsilon: 2, Delta: 1e-5, Steps: steps,
-		BatchSize: 256, ClipNorm: 1, LR: 0.5, Seed: 1,
+		BatchSize: 256, ClipNorm: 1, LR: 0.5, // secret noise key by default
 	})
 	if err != nil {
 		log.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/privtrain/privtrain/optim/ridgegd"
+	"github.com/privtrain/privtrain/randstream"
 )
 
 // Curve is one line of a panel: a privatization method and its settings.
@@ -131,7 +132,7 @@ type Figure struct {
 // SplitRNG returns the random stream that splits the data for a run with the
 // given seed (the noise uses ridgegd.Run's own streams from the same seed).
 func SplitRNG(seed uint64) *rand.Rand {
-	return rand.New(rand.NewPCG(seed, 0x73706c6974))
+	return randstream.FromSeed(seed).Stream("rgm-split", 0)
 }
 
 // Run computes every panel, curve and run on data. Runs that fail (e.g. a

@@ -6,11 +6,12 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"math/rand/v2"
 	"os"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/privtrain/privtrain/randstream"
 )
 
 // Budget is one example's privacy requirement (ε_i, δ_i) of
@@ -208,7 +209,7 @@ func (s GroupSpec) Generate(n int, delta float64, seed uint64) ([]Budget, error)
 			out = append(out, Budget{Epsilon: values[g], Delta: delta})
 		}
 	}
-	r := rand.New(rand.NewPCG(seed, 0x62756467657473)) // "budgets"
+	r := randstream.FromSeed(seed).Stream("pdp-budgets", 0) // public: the budgets are not secret
 	r.Shuffle(n, func(i, j int) { out[i], out[j] = out[j], out[i] })
 	return out, nil
 }

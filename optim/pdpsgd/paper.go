@@ -4,9 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
 
 	"github.com/privtrain/privtrain/privacy"
+	"github.com/privtrain/privtrain/randstream"
 )
 
 // Accounting selects how the Ledger accounts a personalized run.
@@ -128,17 +128,21 @@ func (l *Ledger) paperFloor(req PlanRequest) (float64, error) {
 }
 
 // DrawRates draws D_R of a paper-accounted round: example i is in D_R with
-// probability π of its class (Definition 4.1), independently, from a PCG
-// stream seeded with seed; it returns the per-step rates (q for the
-// examples in D_R, 0 otherwise) and |D_R|.
-func (l *Ledger) DrawRates(r Round, seed uint64) ([]float64, int, error) {
+// probability π of its class (Definition 4.1), independently, from the
+// stream ("pdp-draw", 0) of key — privacy randomness: a private run passes
+// a secret key (randstream.NewSecret) — and returns the per-step rates (q
+// for the examples in D_R, 0 otherwise) and |D_R|.
+func (l *Ledger) DrawRates(r Round, key randstream.Key) ([]float64, int, error) {
 	if l.acc != AccountingPaper {
 		return nil, 0, errors.New("ledger: DrawRates is for paper accounting (RDP accounting samples per step: SampleRates)")
 	}
 	if len(r.Rates) != len(l.classes) {
 		return nil, 0, fmt.Errorf("ledger: round has %d class rates, ledger %d classes", len(r.Rates), len(l.classes))
 	}
-	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
+	if key.IsZero() {
+		return nil, 0, errors.New("ledger: DrawRates needs a non-zero key")
+	}
+	rng := key.Stream("pdp-draw", 0)
 	out := make([]float64, len(l.class))
 	n := 0
 	for i, k := range l.class {

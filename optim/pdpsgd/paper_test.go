@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/privtrain/privtrain/privacy"
+	"github.com/privtrain/privtrain/randstream"
 )
 
 // roundEps is an independent recomputation of a round's DP-SGD ε at δ.
@@ -123,12 +124,12 @@ func TestDrawRates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rates, n, err := l.DrawRates(r, 7)
+	rates, n, err := l.DrawRates(r, randstream.FromSeed(7))
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, _, _ := l.DrawRates(r, 7)
-	other, _, _ := l.DrawRates(r, 8)
+	again, _, _ := l.DrawRates(r, randstream.FromSeed(7))
+	other, _, _ := l.DrawRates(r, randstream.FromSeed(8))
 	in := make([]float64, len(l.classes))
 	same, diff, count := true, false, 0
 	for i, v := range rates {
@@ -152,7 +153,7 @@ func TestDrawRates(t *testing.T) {
 		}
 	}
 	rl, _ := NewLedger(budgets, "")
-	if _, _, err := rl.DrawRates(r, 1); err == nil {
+	if _, _, err := rl.DrawRates(r, randstream.FromSeed(1)); err == nil {
 		t.Error("DrawRates accepted under RDP accounting")
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/privtrain/privtrain/privacy"
+	"github.com/privtrain/privtrain/randstream"
 )
 
 // Method is how each node privatizes its gradient.
@@ -154,12 +155,12 @@ func Run(nodes []*Ridge, cfg Config, seed uint64) (*Result, error) {
 
 	st := make([]*node, len(nodes))
 	for j, r := range nodes {
-		st[j] = &node{ridge: r, quad: quads[j], rng: rand.New(rand.NewPCG(seed, 0x6e6f697365+uint64(j)))}
+		st[j] = &node{ridge: r, quad: quads[j], rng: randstream.FromSeed(seed).Stream("ridgegd-noise", uint64(j))}
 		var err error
 		switch cfg.Method {
 		case MethodNone:
 		case MethodRGM:
-			err = setupRGM(st[j], &res.Nodes[j], cfg, rand.New(rand.NewPCG(seed, 0x707472+uint64(j))))
+			err = setupRGM(st[j], &res.Nodes[j], cfg, randstream.FromSeed(seed).Stream("ridgegd-ptr", uint64(j)))
 		case MethodClip:
 			err = setupClip(st[j], &res.Nodes[j], cfg)
 		default:

@@ -1,0 +1,165 @@
+package exactnoise
+
+import (
+	"math"
+	"math/big"
+	"testing"
+
+	"github.com/privtrain/privtrain/randstream"
+)
+
+// zWithin fails when the count of an event deviates from its binomial mean
+// by more than 5 standard deviations.
+func zWithin(t *testing.T, name string, count, n int, p float64) {
+	t.Helper()
+	mean, sd := float64(n)*p, math.Sqrt(float64(n)*p*(1-p))
+	if math.Abs(float64(count)-mean) > 5*sd+1e-9 {
+		t.Errorf("%s: %d of %d, want %.1f ± %.1f (5σ)", name, count, n, mean, 5*sd)
+	}
+}
+
+func TestBernoulliExp(t *testing.T) {
+	r := randstream.FromSeed(1).Stream("bern", 0)
+	const n = 100000
+	for _, c := range []struct{ num, den uint64 }{{0, 1}, {1, 3}, {1, 1}, {5, 2}, {7, 3}, {3, 1000}} {
+		k := 0
+		for i := 0; i < n; i++ {
+			if BernoulliExp(r, c.num, c.den) {
+				k++
+			}
+		}
+		zWithin(t, "BernoulliExp", k, n, math.Exp(-float64(c.num)/float64(c.den)))
+	}
+	// The big-integer path agrees with the closed form too.
+	k := 0
+	num, den := new(big.Int).Lsh(big.NewInt(3), 70), new(big.Int).Lsh(big.NewInt(4), 70) // 3/4
+	for i := 0; i < n; i++ {
+		if (&src{r: r}).bernoulliExpBig(num, den) {
+			k++
+		}
+	}
+	zWithin(t, "bernoulliExpBig", k, n, math.Exp(-0.75))
+}
+
+// chiSquarePMF compares sample counts with a pmf over [-cut, cut] (tails
+// pooled) by a χ² statistic; with ≤ 60 cells, χ² > 130 has probability
+// < 1e-6 under the null.
+func chiSquarePMF(t *testing.T, name string, sample func() int64, pmf func(int64) float64, cut int64, n int) {
+	t.Helper()
+	counts := map[int64]int{}
+	for i := 0; i < n; i++ {
+		z := sample()
+		if z > cut {
+			z = cut + 1
+		} else if z < -cut {
+			z = -cut - 1
+		}
+		counts[z]++
+	}
+	var chi, inside float64
+	for z := -cut; z <= cut; z++ {
+		p := pmf(z)
+		inside += p
+		e := p * float64(n)
+		chi += (float64(counts[z]) - e) * (float64(counts[z]) - e) / e
+	}
+	tail := (1 - inside) * float64(n)
+	obs := float64(counts[cut+1] + counts[-cut-1])
+	if tail > 5 {
+		chi += (obs - tail) * (obs - tail) / tail
+	}
+	if chi > 130 {
+		t.Errorf("%s: χ² = %.1f over %d cells", name, chi, 2*cut+2)
+	}
+}
+
+func TestDiscreteLaplacePMF(t *testing.T) {
+	r := randstream.FromSeed(2).Stream("lap", 0)
+	for _, b := range []float64{1, 2.5, 0.75} {
+		l, err := NewLaplace(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.Scale() != b {
+			t.Fatalf("scale %v written as %d/%d", b, l.T, l.S)
+		}
+		rr := math.Exp(-1 / b)
+		pmf := func(z int64) float64 { return (1 - rr) / (1 + rr) * math.Pow(rr, math.Abs(float64(z))) }
+		chiSquarePMF(t, "laplace", func() int64 { return l.Sample(r) }, pmf, 12, 200000)
+	}
+	for _, bad := range []float64{0, -1, math.Inf(1), math.NaN()} {
+		if _, err := NewLaplace(bad); err == nil {
+			t.Errorf("NewLaplace(%v) accepted", bad)
+		}
+	}
+}
+
+func TestDiscreteGaussianPMF(t *testing.T) {
+	r := randstream.FromSeed(3).Stream("gauss", 0)
+	for _, s2 := range []uint64{1, 2, 7, 30} {
+		g, err := NewGaussian(s2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var norm float64
+		for z := -200; z <= 200; z++ {
+			norm += math.Exp(-float64(z*z) / (2 * float64(s2)))
+		}
+		pmf := func(z int64) float64 { return math.Exp(-float64(z*z)/(2*float64(s2))) / norm }
+		chiSquarePMF(t, "gaussian", func() int64 { return g.Sample(r) }, pmf, int64(3*math.Sqrt(float64(s2)))+1, 200000)
+		// Fill draws the same law (one bit buffer across samples).
+		buf := make([]int64, 200000)
+		g.Fill(r, buf)
+		k := 0
+		chiSquarePMF(t, "gaussian-fill", func() int64 { k++; return buf[k-1] }, pmf, int64(3*math.Sqrt(float64(s2)))+1, len(buf))
+	}
+}
+
+// For large σ² (the fast 64-bit path, and beyond 2⁶⁴ the big-integer path)
+// the variance of N_Z(0, σ²) is σ² up to e^{−Ω(σ²)} (CKS20 Corollary 9),
+// and the mean 0; 4·10⁴ samples test both to a few percent.
+func TestDiscreteGaussianMoments(t *testing.T) {
+	r := randstream.FromSeed(4).Stream("moments", 0)
+	for _, s2 := range []uint64{1 << 20, 1 << 29, 1 << 40} {
+		g, err := NewGaussian(s2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (s2 < 1<<30) != (g.den != 0) {
+			t.Fatalf("σ² = %d: 64-bit path %v", s2, g.den != 0)
+		}
+		const n = 40000
+		var s, ss float64
+		for i := 0; i < n; i++ {
+			z := float64(g.Sample(r))
+			s += z
+			ss += z * z
+		}
+		sd := math.Sqrt(float64(s2))
+		mean, vr := s/n, ss/n
+		if math.Abs(mean) > 5*sd/math.Sqrt(n) || math.Abs(vr/float64(s2)-1) > 5*math.Sqrt(2.0/n) {
+			t.Errorf("σ² = %d: mean %v, variance %v", s2, mean, vr)
+		}
+	}
+	if _, err := NewGaussian(0); err == nil {
+		t.Error("NewGaussian(0) accepted")
+	}
+}
+
+func TestIsqrt(t *testing.T) {
+	for _, x := range []uint64{0, 1, 2, 3, 4, 15, 16, 17, 1<<62 - 1, 1 << 62, 999999999999} {
+		s := isqrt(x)
+		if s*s > x || (s+1)*(s+1) <= x {
+			t.Errorf("isqrt(%d) = %d", x, s)
+		}
+	}
+}
+
+func BenchmarkGaussian(b *testing.B) {
+	r := randstream.FromSeed(5).Stream("bench", 0)
+	g, _ := NewGaussian(36045 * 36045)
+	dst := make([]int64, 1024)
+	for i := 0; i < b.N; i += len(dst) {
+		g.Fill(r, dst)
+	}
+}

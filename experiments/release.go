@@ -1,0 +1,220 @@
+package experiments
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/privtrain/privtrain/optim"
+	"github.com/privtrain/privtrain/randstream"
+)
+
+// What a run writes is split into what may be published and what is for the
+// operator only (README, "Run directory"):
+//
+//   - publishable: config.json (the configuration; it holds no secret unless
+//     the run is seed-reproducible, see TrainConfig.ReproducibleNoise),
+//     metrics.jsonl (per step only public or privatized values: ε so far,
+//     the PTR test's outcome bit and the trim level F, which is a function of
+//     those bits; test-set accuracy), summary.json (the (ε, δ) report, test
+//     accuracy, PTR pass counts), the models, corrupted.json (the attacker's
+//     plan, a function of the public seed);
+//   - operator-only, under private/ (mode 0700, files 0600): noise.key (the
+//     secret key of the run's privacy randomness: whoever holds it can
+//     regenerate all the noise and void the guarantee), diagnostics.jsonl
+//     (per step: exact batch size, loss, PTR safety margin Δ and noisy Δ̂,
+//     trimmed and corrupted counts — none privatized) and summary.json (the
+//     full summary with the final training loss, the number of examples
+//     processed and the timings); and state.json, the checkpoint (it holds
+//     the example count and the last loss).
+const (
+	privateDir      = "private"
+	noiseKeyFile    = "noise.key"
+	diagnosticsFile = "diagnostics.jsonl"
+	privateReadme   = "README.txt"
+)
+
+const privateReadmeText = `OPERATOR-ONLY FILES: DO NOT PUBLISH OR SHARE.
+
+noise.key          secret key of this run's privacy randomness (DP noise,
+                   Poisson sampling, PTR test). Anyone holding it can
+                   regenerate the noise: the (epsilon, delta) guarantee of the
+                   released model no longer holds against them.
+diagnostics.jsonl  exact per-step values that are NOT privatized: batch size,
+                   loss, PTR safety margin, trimmed and corrupted counts.
+summary.json       the summary with non-privatized diagnostics (final
+                   training loss, examples processed, timings).
+
+Everything outside this directory except state.json (the checkpoint) is
+release-safe; see the privtrain README, "Run directory".
+`
+
+// privateDirPath returns out/private, creating it (mode 0700, with its
+// README) when create is set.
+func privateDirPath(out string, create bool) (string, error) {
+	dir := filepath.Join(out, privateDir)
+	if !create {
+		return dir, nil
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("private run files: %w", err)
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return "", fmt.Errorf("private run files: %w", err)
+	}
+	if err := writeFileAtomic(filepath.Join(dir, privateReadme), []byte(privateReadmeText)); err != nil {
+		return "", err
+	}
+	return dir, nil
+}
+
+// privacyKey returns the key of a private run's privacy randomness (noise,
+// Poisson sampling, PTR test; see randstream).
+//
+// By default it is secret: a new run draws it from the OS and stores it in
+// private/noise.key (mode 0600); a resumed run reads it back, so the redone
+// steps draw exactly the randomness of an uninterrupted run. With
+// ReproducibleNoise it is derived from the public seed instead, and the
+// guarantee then assumes that seed stays secret.
+func privacyKey(cfg TrainConfig, resume bool) (randstream.Key, error) {
+	if cfg.ReproducibleNoise {
+		return randstream.FromSeed(cfg.Seed).Derive("privacy"), nil
+	}
+	dir, err := privateDirPath(cfg.Out, !resume)
+	if err != nil {
+		return randstream.Key{}, err
+	}
+	path := filepath.Join(dir, noiseKeyFile)
+	if resume {
+		data, err := os.ReadFile(path)
+		if errors.Is(err, os.ErrNotExist) {
+			return randstream.Key{}, fmt.Errorf("resume %s: the run's secret noise key %s is missing, so its steps cannot be redone exactly: start a new run", cfg.Out, path)
+		}
+		if err != nil {
+			return randstream.Key{}, fmt.Errorf("resume %s: %w", cfg.Out, err)
+		}
+		var k randstream.Key
+		if err := k.UnmarshalText(trimNewline(data)); err != nil {
+			return randstream.Key{}, fmt.Errorf("resume %s: %s: %w", cfg.Out, path, err)
+		}
+		return k, nil
+	}
+	k, err := randstream.NewSecret()
+	if err != nil {
+		return randstream.Key{}, err
+	}
+	txt, _ := k.MarshalText()
+	if err := writeFileAtomic(path, append(txt, '\n')); err != nil {
+		return randstream.Key{}, err
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		return randstream.Key{}, fmt.Errorf("private run files: %w", err)
+	}
+	return k, nil
+}
+
+func trimNewline(b []byte) []byte {
+	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+// randomnessNote is the plain statement of where the run's privacy
+// randomness comes from, for the summary and the console.
+func randomnessNote(cfg TrainConfig) string {
+	if !cfg.Private() && !contains(pdpMethods(), cfg.Method) {
+		return ""
+	}
+	if cfg.ReproducibleNoise {
+		return fmt.Sprintf("REPRODUCIBLE (seed %d): the privacy noise and sampling are a function of the seed in config.json; the guarantee holds only while that seed is kept secret", cfg.Seed)
+	}
+	return "secret: drawn from the OS (crypto/rand); the key is in private/noise.key (operator-only)"
+}
+
+// publicStep is the release-safe part of a step's record (metrics.jsonl):
+// ε so far, the PTR outcome bit and the trim level F (a function of the
+// earlier bits and the public configuration). Batch size, loss, Δ, Δ̂,
+// trimmed and corrupted counts go to diagnostics.jsonl only.
+type publicStep struct {
+	Step    int     `json:"step"`
+	Epsilon float64 `json:"epsilon,omitempty"`
+	Branch  string  `json:"branch,omitempty"`
+	F       int     `json:"f,omitempty"`
+}
+
+func publicStepOf(r optim.StepResult) publicStep {
+	return publicStep{Step: r.Step, Epsilon: r.Epsilon, Branch: r.Branch, F: r.F}
+}
+
+// runLogs are a run's public and operator-only per-step logs.
+type runLogs struct {
+	public, diag *metricsLog
+}
+
+// openRunLogs opens metrics.jsonl and private/diagnostics.jsonl, keeping the
+// records of steps < keepBelow.
+func openRunLogs(out string, keepBelow int) (*runLogs, error) {
+	dir, err := privateDirPath(out, true)
+	if err != nil {
+		return nil, err
+	}
+	pub, err := openMetrics(out, keepBelow)
+	if err != nil {
+		return nil, err
+	}
+	diag, err := openJSONL(filepath.Join(dir, diagnosticsFile), keepBelow, 0o600)
+	if err != nil {
+		pub.Close()
+		return nil, err
+	}
+	return &runLogs{public: pub, diag: diag}, nil
+}
+
+// Step logs one step: the public part to metrics.jsonl, everything to
+// diagnostics.jsonl.
+func (l *runLogs) Step(r optim.StepResult) error {
+	if err := l.public.Write(publicStepOf(r)); err != nil {
+		return err
+	}
+	return l.diag.Write(r)
+}
+
+// Sync flushes both logs.
+func (l *runLogs) Sync() error { return errors.Join(l.public.Sync(), l.diag.Sync()) }
+
+// Close flushes and closes both logs.
+func (l *runLogs) Close() error { return errors.Join(l.public.Close(), l.diag.Close()) }
+
+// publicSummary returns s without its operator-only diagnostics.
+func publicSummary(s Summary) Summary {
+	s.TrainLoss, s.Examples, s.WallSeconds, s.ExamplesPerSecond, s.CorruptedExamples = 0, 0, 0, 0, 0
+	return s
+}
+
+// writeSummaries writes summary.json (public: pub, built from s without
+// diagnostics) and private/summary.json (full, the value full).
+func writeSummaries(out string, pub, full any) error {
+	dir, err := privateDirPath(out, true)
+	if err != nil {
+		return err
+	}
+	if err := writeJSONAtomic(filepath.Join(dir, summaryFile), full); err != nil {
+		return err
+	}
+	if err := os.Chmod(filepath.Join(dir, summaryFile), 0o600); err != nil {
+		return fmt.Errorf("private run files: %w", err)
+	}
+	return writeJSONAtomic(filepath.Join(out, summaryFile), pub)
+}
+
+// readFullSummary reads a finished run's full summary: private/summary.json,
+// or summary.json for a run written before the split.
+func readFullSummary(out string, v any) error {
+	err := readJSON(filepath.Join(out, privateDir, summaryFile), v)
+	if errors.Is(err, os.ErrNotExist) {
+		return readJSON(filepath.Join(out, summaryFile), v)
+	}
+	return err
+}
