@@ -15,6 +15,7 @@ import (
 
 	"github.com/privtrain/privtrain/aggregate"
 	"github.com/privtrain/privtrain/datasets"
+	"github.com/privtrain/privtrain/internal/fileutil"
 	"github.com/privtrain/privtrain/model"
 	"github.com/privtrain/privtrain/optim"
 	"github.com/privtrain/privtrain/optim/pdpsgd"
@@ -416,21 +417,12 @@ func (j *pdpJob) checkpoint(metrics *metricsLog) error {
 	return nil
 }
 
+// writeLedgerCSV writes ledger.csv crash-safely (fsynced before the rename).
 func (j *pdpJob) writeLedgerCSV() error {
-	path := filepath.Join(j.cfg.Out, ledgerCSV)
-	f, err := os.CreateTemp(j.cfg.Out, "."+ledgerCSV+".tmp-*")
-	if err != nil {
+	if err := fileutil.WriteAtomicFunc(filepath.Join(j.cfg.Out, ledgerCSV), j.st.Ledger.WriteCSV); err != nil {
 		return fmt.Errorf("ledger: %w", err)
 	}
-	defer os.Remove(f.Name())
-	if err := j.st.Ledger.WriteCSV(f); err != nil {
-		f.Close()
-		return fmt.Errorf("ledger: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("ledger: %w", err)
-	}
-	return os.Rename(f.Name(), path)
+	return nil
 }
 
 func (j *pdpJob) finish() (*Summary, error) {

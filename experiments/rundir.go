@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/privtrain/privtrain/internal/fileutil"
 )
 
 // Run directory layout (see architecture.md, "Run"):
@@ -27,37 +29,8 @@ const (
 	finalModel    = "model.bin"
 )
 
-// writeFileAtomic writes data to path through a synced temporary file in the
-// same directory and a rename, so readers see the old or the new content,
-// never a torn file.
-func writeFileAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // no-op after a successful rename
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
-}
+// writeFileAtomic writes data to path crash-safely (fileutil.WriteAtomic).
+func writeFileAtomic(path string, data []byte) error { return fileutil.WriteAtomic(path, data) }
 
 // writeJSONAtomic writes v as indented JSON, atomically.
 func writeJSONAtomic(path string, v any) error {
