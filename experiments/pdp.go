@@ -141,13 +141,20 @@ func (c *TrainConfig) validatePDP() error {
 }
 
 func trainPDP(ctx context.Context, cfg TrainConfig, opt Options) (*Summary, error) {
-	ck, err := prepareRunDir(&cfg, opt.Resume)
+	rp, err := prepareRunDir(&cfg, opt.Resume)
 	if err != nil {
 		return nil, err
 	}
-	j, err := buildPDPJob(cfg, ck != nil)
+	var ck *checkpoint
+	if rp != nil {
+		ck = rp.ck
+	}
+	j, err := buildPDPJob(cfg, ck)
 	if err != nil {
 		return nil, err
+	}
+	if err := rp.commit(&cfg); err != nil {
+		return nil, fmt.Errorf("resume %s: %w", cfg.Out, err)
 	}
 	return j.run(ctx, opt.Progress)
 }

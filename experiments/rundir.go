@@ -15,7 +15,11 @@ import (
 //
 //	config.json      the resolved TrainConfig
 //	metrics.jsonl    one JSON object per step (and per evaluation)
-//	state.json       checkpoint: next step, accountant history, trim level, model file
+//	state.json       checkpoint: next step, accountant history, trim level, model file,
+//	                 personalized-DP ledger and rounds, and the SHA-256 of every piece it
+//	                 binds (runstate.go)
+//	changes.jsonl    configuration changes made by resumes (run length, data directory)
+//	.lock            flock of the process writing the run (its pid)
 //	model-<step>.bin model parameters at the checkpoint
 //	corrupted.json   indices of the corrupted training examples
 //	summary.json     final results
@@ -27,6 +31,7 @@ const (
 	summaryFile   = "summary.json"
 	corruptedFile = "corrupted.json"
 	finalModel    = "model.bin"
+	changesFile   = "changes.jsonl"
 )
 
 // writeFileAtomic writes data to path crash-safely (fileutil.WriteAtomic).

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 
 	"github.com/privtrain/privtrain/aggregate"
 	"github.com/privtrain/privtrain/datasets"
+	"github.com/privtrain/privtrain/internal/fileutil"
 	"github.com/privtrain/privtrain/model"
 	"github.com/privtrain/privtrain/optim"
 	"github.com/privtrain/privtrain/privacy"
@@ -69,9 +69,14 @@ type checkpoint struct {
 	Examples   int64           `json:"examples"`
 	TrainSecs  float64         `json:"train_seconds"`
 	LastLoss   float64         `json:"last_loss"`
+	// PDP is the personalized-DP state (pdpState) of pdp-* runs.
+	PDP json.RawMessage `json:"pdp,omitempty"`
+	// Bound maps each piece the checkpoint binds to its SHA-256 (runstate.go).
+	Bound map[string]string `json:"sha256"`
 }
 
-const checkpointVersion = 1
+// checkpointVersion 2 binds its pieces by SHA-256 and holds the PDP state.
+const checkpointVersion = 2
 
 // Options controls a run's side effects.
 type Options struct {
@@ -90,53 +95,34 @@ func Train(ctx context.Context, cfg TrainConfig, opt Options) (*Summary, error) 
 	if cfg.Out == "" {
 		return nil, errors.New("invalid configuration: an output directory is required")
 	}
+	// One writer per run directory, for the life of this call.
+	lock, err := fileutil.Lock(cfg.Out)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Release()
+	if _, err := fileutil.RemoveTemps(cfg.Out); err != nil {
+		return nil, err
+	}
 	if contains(pdpMethods(), cfg.Method) {
 		return trainPDP(ctx, cfg, opt)
 	}
-	ck, err := prepareRunDir(&cfg, opt.Resume)
+	rp, err := prepareRunDir(&cfg, opt.Resume)
 	if err != nil {
 		return nil, err
+	}
+	var ck *checkpoint
+	if rp != nil {
+		ck = rp.ck
 	}
 	job, err := buildJob(cfg, ck)
 	if err != nil {
 		return nil, err
 	}
+	if err := rp.commit(&cfg); err != nil {
+		return nil, fmt.Errorf("resume %s: %w", cfg.Out, err)
+	}
 	return job.run(ctx, opt.Progress)
-}
-
-// prepareRunDir creates a new run directory (refusing to overwrite an
-// existing run) or, when resuming, reads its checkpoint.
-func prepareRunDir(cfg *TrainConfig, resume bool) (*checkpoint, error) {
-	statePath := filepath.Join(cfg.Out, stateFile)
-	if !resume {
-		if _, err := os.Stat(statePath); err == nil {
-			return nil, fmt.Errorf("run directory %s already holds a run: resume it with --resume or choose another --out", cfg.Out)
-		}
-		if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
-			return nil, fmt.Errorf("run directory: %w", err)
-		}
-		return nil, writeJSONAtomic(filepath.Join(cfg.Out, configFile), cfg)
-	}
-	var stored TrainConfig
-	if err := readJSON(filepath.Join(cfg.Out, configFile), &stored); err != nil {
-		return nil, fmt.Errorf("resume %s: %w", cfg.Out, err)
-	}
-	// Only the run length may change on resume; everything else must match
-	// the stored configuration so the privacy accounting stays meaningful.
-	stored.Steps, stored.Epochs, stored.TargetEpsilon = cfg.Steps, cfg.Epochs, cfg.TargetEpsilon
-	stored.Out = cfg.Out
-	if err := stored.Validate(); err != nil {
-		return nil, fmt.Errorf("resume %s: %w", cfg.Out, err)
-	}
-	*cfg = stored
-	var ck checkpoint
-	if err := readJSON(statePath, &ck); err != nil {
-		return nil, fmt.Errorf("resume %s: no usable checkpoint: %w", cfg.Out, err)
-	}
-	if ck.Version != checkpointVersion {
-		return nil, fmt.Errorf("resume %s: checkpoint version %d, this trainer reads %d", cfg.Out, ck.Version, checkpointVersion)
-	}
-	return &ck, writeJSONAtomic(filepath.Join(cfg.Out, configFile), cfg)
 }
 
 // job is a fully built run.
@@ -206,6 +192,7 @@ func buildJob(cfg TrainConfig, resume *checkpoint) (*job, error) {
 		spec.InputShape = []int{train.Dim()} // a dense model sees flat inputs
 	}
 	if resume != nil {
+		removeModelsExcept(cfg.Out, resume.ModelFile) // superseded checkpoints of a crashed run
 		j.model, err = model.Load(filepath.Join(cfg.Out, resume.ModelFile))
 		if err == nil && !sameModelSpec(j.model.Spec(), spec) {
 			err = fmt.Errorf("checkpoint model %+v does not match the configuration %+v", j.model.Spec(), spec)
@@ -246,6 +233,9 @@ func buildJob(cfg TrainConfig, resume *checkpoint) (*job, error) {
 	if cfg.Private() {
 		if j.acct, err = newAccountant(cfg, resume); err != nil {
 			return nil, err
+		}
+		if resume != nil && j.acct.Steps() != resume.NextStep {
+			return nil, fmt.Errorf("resume %s: the accountant history holds %d steps, the checkpoint is at step %d", cfg.Out, j.acct.Steps(), resume.NextStep)
 		}
 		tc.Accountant = j.acct
 	}
@@ -308,9 +298,23 @@ func (j *job) planLength() error {
 		if err != nil {
 			return err
 		}
+		if b == 0 && j.acct.Steps() == 0 {
+			one := j.acct.Clone()
+			if err := one.Compose(j.trainer.StepMechanism(), 1); err != nil {
+				return err
+			}
+			r, err := one.Epsilon(j.cfg.Delta, j.conversion)
+			if err != nil {
+				return err
+			}
+			return fmt.Errorf("invalid configuration: target ε = %v is smaller than the ε of a single step (%.6g at δ = %g): no step fits; raise the target ε or σ", j.cfg.TargetEpsilon, r.Epsilon, j.cfg.Delta)
+		}
 		if total := j.acct.Steps() + b; total < limit {
 			limit, j.stoppedBy = total, "budget"
 		}
+	}
+	if limit < j.start {
+		return fmt.Errorf("resume %s: the configured length (%d steps) is shorter than the %d steps already done; a run cannot be shortened", j.cfg.Out, limit, j.start)
 	}
 	j.maxSteps = limit
 	return nil
@@ -365,7 +369,10 @@ func newAccountant(cfg TrainConfig, resume *checkpoint) (*privacy.Accountant, er
 	if err != nil {
 		return nil, err
 	}
-	if resume != nil && len(resume.Accountant) > 0 {
+	if resume != nil {
+		if len(resume.Accountant) == 0 {
+			return nil, fmt.Errorf("resume %s: the checkpoint has no accountant history", cfg.Out)
+		}
 		if err := json.Unmarshal(resume.Accountant, acct); err != nil {
 			return nil, fmt.Errorf("resume: accountant history: %w", err)
 		}
@@ -463,7 +470,7 @@ func (j *job) checkpoint(next int, begin time.Time, metrics *metricsLog) error {
 	ck := j.ck
 	ck.Version, ck.NextStep = checkpointVersion, next
 	ck.TrainSecs += time.Since(begin).Seconds()
-	ck.ModelFile = fmt.Sprintf("model-%d.bin", next)
+	ck.ModelFile = modelFileName(next)
 	if err := model.Save(filepath.Join(j.cfg.Out, ck.ModelFile), j.model); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
@@ -477,15 +484,13 @@ func (j *job) checkpoint(next int, begin time.Time, metrics *metricsLog) error {
 		}
 		ck.Accountant = data
 	}
+	if err := bind(j.cfg.Out, &j.cfg, &ck); err != nil {
+		return err
+	}
 	if err := writeJSONAtomic(filepath.Join(j.cfg.Out, stateFile), ck); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
-	old, _ := filepath.Glob(filepath.Join(j.cfg.Out, "model-*.bin"))
-	for _, f := range old {
-		if filepath.Base(f) != ck.ModelFile {
-			os.Remove(f)
-		}
-	}
+	removeModelsExcept(j.cfg.Out, ck.ModelFile)
 	return nil
 }
 
