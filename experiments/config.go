@@ -12,6 +12,12 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/privtrain/privtrain/aggregate"
+	"github.com/privtrain/privtrain/corruption"
+	"github.com/privtrain/privtrain/datasets"
+	"github.com/privtrain/privtrain/model"
+	"github.com/privtrain/privtrain/privacy"
 )
 
 // TrainConfig is everything that defines a training run. It is written,
@@ -96,6 +102,16 @@ func DefaultConfig() TrainConfig {
 	}
 	Presets()["ptr-mnist"](&c)
 	c.Preset = "ptr-mnist"
+	return c
+}
+
+// TrainDefaults is where `trainer train` starts: the default job without
+// its corruption. The default job (`trainer` with no arguments) flips 10% of
+// the labels to show robustness; a plain `train` trains on clean data
+// unless --corruption is given.
+func TrainDefaults() TrainConfig {
+	c := DefaultConfig()
+	c.Corruption, c.CorruptionRatio = corruption.None, 0
 	return c
 }
 
@@ -186,11 +202,11 @@ func (c *TrainConfig) Validate() error {
 	if !contains(Methods(), c.Method) {
 		return bad("unknown method %q (known: %s)", c.Method, strings.Join(Methods(), ", "))
 	}
+	if err := c.validateNames(); err != nil {
+		return err
+	}
 	if contains(pdpMethods(), c.Method) {
 		return c.validatePDP()
-	}
-	if c.Dataset == "" || c.Model == "" {
-		return bad("dataset and model are required")
 	}
 	if c.BatchSize <= 0 && c.SamplingRate == 0 {
 		return bad("batch size must be > 0, got %d", c.BatchSize)
@@ -212,6 +228,24 @@ func (c *TrainConfig) Validate() error {
 	}
 	if c.CorruptionRatio < 0 || c.CorruptionRatio > 1 || !finite(c.CorruptionRatio) {
 		return bad("corruption ratio must be in [0, 1], got %v", c.CorruptionRatio)
+	}
+	if (c.Corruption == "" || c.Corruption == corruption.None) && c.CorruptionRatio != 0 {
+		return bad("corruption ratio %v needs a corruption kind (--corruption %s)", c.CorruptionRatio, strings.Join(corruption.Kinds()[1:], " | "))
+	}
+	if c.Corruption != "" && c.Corruption != corruption.None && !(c.CorruptionRatio > 0) {
+		return bad("corruption %s needs a ratio > 0 (--corruption-ratio)", c.Corruption)
+	}
+	if !finite(c.CenteredClipRadius) || c.CenteredClipRadius < 0 {
+		return bad("centered-clip radius ρ must be finite and ≥ 0, got %v", c.CenteredClipRadius)
+	}
+	if !finite(c.DynamicRate) || c.DynamicRate < 0 {
+		return bad("dynamic F rate must be finite and ≥ 0, got %v", c.DynamicRate)
+	}
+	if !finite(c.TrimFraction) || c.TrimFraction < 0 {
+		return bad("trim fraction must be finite and ≥ 0, got %v", c.TrimFraction)
+	}
+	if !finite(c.SamplingRate) || !finite(c.TargetEpsilon) || !finite(c.Sigma) || !finite(c.Tau) || !finite(c.LaplaceB) || !finite(c.Delta0) || !finite(c.Delta) {
+		return bad("numbers must be finite (σ, τ, b, δ, δ₀, q, target ε)")
 	}
 	if c.Conversion != "" && c.Conversion != "bbg" && c.Conversion != "mironov" {
 		return bad("conversion must be bbg or mironov, got %q", c.Conversion)
@@ -250,9 +284,26 @@ func (c *TrainConfig) Validate() error {
 			return bad("trim fraction F/batch must be in [0, 0.5), got %v", c.TrimFraction)
 		}
 	}
+	if c.Sigma < minSigma {
+		return bad("noise multiplier σ = %v is below %v: its ε per step is astronomically large (use a non-private method instead)", c.Sigma, minSigma)
+	}
 	if c.Method == "tsgd-ptr" {
+		// τ is in gradient-norm units here (as --tau of `trainer train`);
+		// the mechanism's normalized τ/R must be in (0, 1] (privacy.PTR).
 		if !(c.Tau > 0 && c.Tau <= c.ClipNorm) {
-			return bad("PTR τ must be in (0, R] = (0, %v], got %v", c.ClipNorm, c.Tau)
+			return bad("PTR τ must be in (0, R] = (0, %v] (gradient-norm units; normalized τ/R in (0, 1]), got %v", c.ClipNorm, c.Tau)
+		}
+		if c.Bound == string(privacy.SubsampleWhiteBox) && !c.AllowUnproven {
+			// Theorem 4.4's conditions that do not depend on q or α
+			// (privacy.WhiteBoxConditions): σ₂ = σ·τ/R ≥ 4.
+			if s2 := c.Sigma * c.Tau / c.ClipNorm; s2 < 4 {
+				return bad("the white-box bound (Theorem 4.4) is proven only for σ₂ = σ·τ/R ≥ 4, got %v·%v/%v = %.4g: use --bound auto (falls back to the black-box bound) or --allow-unproven", c.Sigma, c.Tau, c.ClipNorm, s2)
+			}
+			if c.SamplingRate > 0 {
+				if err := privacy.WhiteBoxConditions(c.SamplingRate, privacy.PTR{Sigma1: c.Sigma, Tau: c.Tau / c.ClipNorm, B: c.LaplaceB, Delta0: c.Delta0}, 2); err != nil {
+					return bad("the white-box bound (Theorem 4.4) does not hold: %v: use --bound auto or --allow-unproven", err)
+				}
+			}
 		}
 		if !(c.LaplaceB > 0) || !finite(c.LaplaceB) {
 			return bad("PTR Laplace scale b must be finite and > 0, got %v", c.LaplaceB)
@@ -263,6 +314,35 @@ func (c *TrainConfig) Validate() error {
 		if c.DynamicF && !(c.DynamicRate > 0 && c.DynamicRate < 0.5) {
 			return bad("dynamic F rate must be in (0, 0.5), got %v", c.DynamicRate)
 		}
+	}
+	return nil
+}
+
+// minSigma is the smallest noise multiplier accepted: below it one step's
+// RDP α/(2σ²) exceeds 10^6 at α = 2 and the run is private in name only.
+const minSigma = 1e-3
+
+// validateNames checks every name the run is built from (method, dataset,
+// model, rule, corruption kind, bound, conversion) before any data is
+// loaded or anything is written.
+func (c *TrainConfig) validateNames() error {
+	bad := func(format string, a ...any) error { return fmt.Errorf("invalid configuration: "+format, a...) }
+	switch {
+	case c.Dataset == "" || c.Model == "":
+		return bad("dataset and model are required")
+	case !contains(datasets.Names(), c.Dataset):
+		return bad("unknown dataset %q (known: %s)", c.Dataset, strings.Join(datasets.Names(), ", "))
+	case !contains(model.Archs(), c.Model):
+		return bad("unknown model %q (known: %s)", c.Model, strings.Join(model.Archs(), ", "))
+	case c.Rule != "" && !contains(aggregate.Names(), c.Rule):
+		return bad("unknown rule %q (known: %s)", c.Rule, strings.Join(aggregate.Names(), ", "))
+	case c.Rule != "" && c.Method != "nonprivate-robust":
+		return bad("a rule (%s) applies only to nonprivate-robust, not %s", c.Rule, c.Method)
+	case c.Corruption != "" && !contains(corruption.Kinds(), c.Corruption):
+		return bad("unknown corruption %q (known: %s)", c.Corruption, strings.Join(corruption.Kinds(), ", "))
+	}
+	if err := privacy.SubsampleBound(c.Bound).Validate(); err != nil {
+		return bad("%v", err)
 	}
 	return nil
 }

@@ -145,16 +145,13 @@ func trainPDP(ctx context.Context, cfg TrainConfig, opt Options) (*Summary, erro
 	if err != nil {
 		return nil, err
 	}
-	var ck *checkpoint
-	if rp != nil {
-		ck = rp.ck
-	}
+	ck := rp.ck
 	j, err := buildPDPJob(cfg, ck)
 	if err != nil {
 		return nil, err
 	}
 	if err := rp.commit(&cfg); err != nil {
-		return nil, fmt.Errorf("resume %s: %w", cfg.Out, err)
+		return nil, fmt.Errorf("run directory %s: %w", cfg.Out, err)
 	}
 	return j.run(ctx, opt.Progress)
 }

@@ -304,18 +304,10 @@ func prepareRunDir(cfg *TrainConfig, resume bool) (*resumePlan, error) {
 			return nil, fmt.Errorf("run directory %s already holds a run (%d steps done): resume it with --resume or choose another --out", cfg.Out, ck.NextStep)
 		case ck == nil && runHasProgress(cfg.Out):
 			return nil, fmt.Errorf("run directory %s holds a run whose checkpoint (%s) is missing: choose another --out", cfg.Out, stateFile)
-		case ck != nil:
-			// A run that failed before its first step spent nothing: a new
-			// run may take its place.
-			if err := os.Remove(filepath.Join(cfg.Out, stateFile)); err != nil {
-				return nil, fmt.Errorf("run directory: %w", err)
-			}
-			removeModelsExcept(cfg.Out, "")
 		}
-		if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
-			return nil, fmt.Errorf("run directory: %w", err)
-		}
-		return nil, writeJSONAtomic(filepath.Join(cfg.Out, configFile), cfg)
+		// A run that failed before its first step spent nothing: a new run
+		// may take its place (commit removes its checkpoint).
+		return &resumePlan{fresh: true, replace: ck != nil}, nil
 	}
 	fail := func(err error) (*resumePlan, error) { return nil, fmt.Errorf("resume %s: %w", cfg.Out, err) }
 	stored, err := ReadRunConfig(cfg.Out)
@@ -344,18 +336,31 @@ func prepareRunDir(cfg *TrainConfig, resume bool) (*resumePlan, error) {
 	return &resumePlan{ck: ck, changes: changes}, nil
 }
 
-// resumePlan is a resume's checkpoint (nil: start at step 0) and the
-// configuration changes to commit once the run is built and its length
-// checked.
+// resumePlan is what prepareRunDir found: for a new run (fresh), whether it
+// replaces a run that failed before its first step; for a resume, the
+// checkpoint (nil: start at step 0) and the configuration changes. Nothing
+// is written until commit, after the job is built, so that a configuration
+// that fails to build leaves the directory as it was.
 type resumePlan struct {
-	ck      *checkpoint
-	changes []configChange
+	fresh, replace bool
+	ck             *checkpoint
+	changes        []configChange
 }
 
-// commit records the changes (changes.jsonl), writes the changed
-// configuration and re-binds the checkpoint to it.
+// commit writes config.json of a new run, or records a resume's changes
+// (changes.jsonl), writes the changed configuration and re-binds the
+// checkpoint to it.
 func (r *resumePlan) commit(cfg *TrainConfig) error {
-	if r == nil || len(r.changes) == 0 {
+	if r.fresh {
+		if r.replace {
+			if err := os.Remove(filepath.Join(cfg.Out, stateFile)); err != nil {
+				return fmt.Errorf("run directory: %w", err)
+			}
+			removeModelsExcept(cfg.Out, "")
+		}
+		return writeJSONAtomic(filepath.Join(cfg.Out, configFile), cfg)
+	}
+	if len(r.changes) == 0 {
 		return nil
 	}
 	at := 0

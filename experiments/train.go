@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -88,19 +89,38 @@ type Options struct {
 
 // Train runs one training job as configured, writing its run directory, and
 // returns the summary. A cancelled ctx checkpoints and returns ctx.Err().
-func Train(ctx context.Context, cfg TrainConfig, opt Options) (*Summary, error) {
+func Train(ctx context.Context, cfg TrainConfig, opt Options) (sum *Summary, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	if cfg.Out == "" {
 		return nil, errors.New("invalid configuration: an output directory is required")
 	}
+	if cfg.DataDir != "" {
+		// Stored absolute, so the run resumes from any working directory.
+		abs, err := filepath.Abs(cfg.DataDir)
+		if err != nil {
+			return nil, fmt.Errorf("data directory: %w", err)
+		}
+		cfg.DataDir = abs
+	}
+	_, statErr := os.Stat(cfg.Out)
+	created := os.IsNotExist(statErr)
 	// One writer per run directory, for the life of this call.
 	lock, err := fileutil.Lock(cfg.Out)
 	if err != nil {
 		return nil, err
 	}
 	defer lock.Release()
+	defer func() {
+		// A directory this call created for a run that failed before
+		// writing its configuration is removed again.
+		if created && err != nil {
+			if _, serr := os.Stat(filepath.Join(cfg.Out, configFile)); os.IsNotExist(serr) {
+				os.RemoveAll(cfg.Out)
+			}
+		}
+	}()
 	if _, err := fileutil.RemoveTemps(cfg.Out); err != nil {
 		return nil, err
 	}
@@ -111,16 +131,13 @@ func Train(ctx context.Context, cfg TrainConfig, opt Options) (*Summary, error) 
 	if err != nil {
 		return nil, err
 	}
-	var ck *checkpoint
-	if rp != nil {
-		ck = rp.ck
-	}
+	ck := rp.ck
 	job, err := buildJob(cfg, ck)
 	if err != nil {
 		return nil, err
 	}
 	if err := rp.commit(&cfg); err != nil {
-		return nil, fmt.Errorf("resume %s: %w", cfg.Out, err)
+		return nil, fmt.Errorf("run directory %s: %w", cfg.Out, err)
 	}
 	return job.run(ctx, opt.Progress)
 }
@@ -286,6 +303,14 @@ func (j *job) buildAggregator(cfg TrainConfig) (privacy.Mechanism, error) {
 // planLength fixes the last step from the configured steps/epochs and, for
 // a target ε, the largest number of steps whose composition stays within it.
 func (j *job) planLength() error {
+	if j.acct != nil {
+		// One step composed on a copy: a bound that cannot be used (say the
+		// white-box bound outside its conditions) fails here, before the run
+		// directory is written.
+		if _, err := j.trainer.NextStepFits(math.MaxFloat64); err != nil {
+			return fmt.Errorf("invalid configuration: %w", err)
+		}
+	}
 	limit := math.MaxInt
 	j.stoppedBy = "budget"
 	if j.cfg.Steps > 0 {

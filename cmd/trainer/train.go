@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/privtrain/privtrain/experiments"
 )
@@ -17,7 +18,17 @@ import (
 // runTrain parses `trainer train` flags into a TrainConfig (defaults, then
 // --preset, then --config file, then explicit flags) and runs it.
 func runTrain(args []string, stdout, stderr io.Writer) int {
-	cfg, resume, err := parseTrainFlags(args, stderr)
+	return runTrainFrom(args, experiments.TrainDefaults(), stdout, stderr)
+}
+
+// runDefaultJob is `trainer` with no arguments: DefaultConfig (TSGD+PTR on
+// MNIST with 10% flipped labels, ε = 3) in the first free runs/default*.
+func runDefaultJob(stdout, stderr io.Writer) int {
+	return runTrainFrom(nil, experiments.DefaultConfig(), stdout, stderr)
+}
+
+func runTrainFrom(args []string, base experiments.TrainConfig, stdout, stderr io.Writer) int {
+	cfg, resume, err := parseTrainFlagsFrom(args, base, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
@@ -25,12 +36,13 @@ func runTrain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "trainer train: %v\n", err)
 		return 2
 	}
-	if len(args) == 0 {
+	if args == nil {
 		// The default job never collides with an earlier one: it takes the
 		// first free runs/default, runs/default-2, ….
 		cfg.Out = freeRunDir(cfg.Out)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	// SIGTERM (kill, Slurm, systemd) checkpoints like Ctrl-C.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	sum, err := experiments.Train(ctx, cfg, experiments.Options{Progress: stderr, Resume: resume})
 	if err != nil {
@@ -60,6 +72,12 @@ func runTrain(args []string, stdout, stderr io.Writer) int {
 }
 
 func parseTrainFlags(args []string, stderr io.Writer) (experiments.TrainConfig, bool, error) {
+	return parseTrainFlagsFrom(args, experiments.TrainDefaults(), stderr)
+}
+
+// parseTrainFlagsFrom parses train flags on top of base (TrainDefaults, or
+// DefaultConfig for the default job).
+func parseTrainFlagsFrom(args []string, base experiments.TrainConfig, stderr io.Writer) (experiments.TrainConfig, bool, error) {
 	// First pass: only --preset and --config, which set the defaults the
 	// other flags override.
 	pre := flag.NewFlagSet("train", flag.ContinueOnError)
@@ -69,7 +87,19 @@ func parseTrainFlags(args []string, stderr io.Writer) (experiments.TrainConfig, 
 	method := pre.String("method", "", "")
 	_ = pre.Parse(filterFlags(args, "preset", "config", "method"))
 
-	cfg := experiments.DefaultConfig()
+	out, resuming := resumeTarget(args)
+	if resuming {
+		if *preset != "" || *config != "" {
+			return experiments.TrainConfig{}, false, errors.New("--resume continues the run as stored in its directory: --preset and --config cannot be combined with it")
+		}
+		stored, err := experiments.ReadRunConfig(out)
+		if err != nil {
+			return stored, false, fmt.Errorf("resume: %w", err)
+		}
+		cfg, err := parseResumeFlags(args, stored, stderr)
+		return cfg, true, err
+	}
+	cfg := base
 	if *method != "" {
 		cfg.Method = *method // presets pick σ by method
 	}
@@ -90,10 +120,37 @@ func parseTrainFlags(args []string, stderr io.Writer) (experiments.TrainConfig, 
 		}
 	}
 
+	fs, resume := trainFlagSet(&cfg, *preset, *config, stderr)
+	if err := fs.Parse(args); err != nil {
+		return cfg, false, err
+	}
+	if fs.NArg() > 0 {
+		return cfg, false, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	}
+	if err := checkMethodFlags(fs, cfg.Method); err != nil {
+		return cfg, false, err
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["corruption"] && cfg.Corruption == "none" && !set["corruption-ratio"] {
+		cfg.CorruptionRatio = 0 // --corruption none needs no ratio
+	}
+	if err := absDataDir(&cfg); err != nil {
+		return cfg, false, err
+	}
+	if err := cfg.Validate(); err != nil {
+		return cfg, false, err
+	}
+	return cfg, *resume, nil
+}
+
+// trainFlagSet defines the train flags on cfg (their defaults are cfg's
+// current values).
+func trainFlagSet(cfg *experiments.TrainConfig, preset, config string, stderr io.Writer) (*flag.FlagSet, *bool) {
 	fs := flag.NewFlagSet("trainer train", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.String("preset", *preset, "hyper-parameter preset: ptr-mnist, ptr-emnist, ptr-cifar10, pdp-mnist, pdp-fashion-mnist, pdp-svhn")
-	fs.String("config", *config, "JSON or YAML config file (flags override it)")
+	fs.String("preset", preset, "hyper-parameter preset: ptr-mnist, ptr-emnist, ptr-cifar10, pdp-mnist, pdp-fashion-mnist, pdp-svhn")
+	fs.String("config", config, "JSON or YAML config file (flags override it)")
 	fs.StringVar(&cfg.Method, "method", cfg.Method, "nonprivate | dpsgd | tsgd-gaussian | tsgd-ptr | nonprivate-robust | pdp-sgd | pdp-sampling | pdp-adapdp | pdp-dpsgd")
 	fs.StringVar(&cfg.Rule, "rule", cfg.Rule, "aggregation rule for nonprivate-robust (coord-median, coord-trimmed-mean, krum, multi-krum, geomed, centered-clip, tsum)")
 	fs.StringVar(&cfg.Dataset, "dataset", cfg.Dataset, "mnist | fashion-mnist | emnist-letters | emnist-balanced | cifar10 | svhn")
@@ -121,26 +178,15 @@ func parseTrainFlags(args []string, stderr io.Writer) (experiments.TrainConfig, 
 	fs.Float64Var(&cfg.DynamicRate, "dynamic-f-rate", cfg.DynamicRate, "F change per test as a fraction of the batch")
 	fs.BoolVar(&cfg.DynamicIncreaseOnPass, "dynamic-f-increase-on-pass", cfg.DynamicIncreaseOnPass, "use appendix B.1.3's direction (increase F on a passed test)")
 	fs.Float64Var(&cfg.CenteredClipRadius, "cc-radius", cfg.CenteredClipRadius, "radius ρ of the centered-clip rule")
-	fs.StringVar(&cfg.Corruption, "corruption", cfg.Corruption, "none | label-flip | targeted-label-flip | feature | gradient-noise | gradient-sign-flip")
-	fs.Float64Var(&cfg.CorruptionRatio, "corruption-ratio", cfg.CorruptionRatio, "fraction of training examples corrupted")
+	fs.StringVar(&cfg.Corruption, "corruption", cfg.Corruption, "none | label-flip | targeted-label-flip | feature | gradient-noise | gradient-sign-flip (`train` default: none; the default job: label-flip 0.1)")
+	fs.Float64Var(&cfg.CorruptionRatio, "corruption-ratio", cfg.CorruptionRatio, "fraction of training examples corrupted (none: 0)")
 	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "random seed (runs are reproducible bit-for-bit)")
 	fs.StringVar(&cfg.Out, "out", cfg.Out, "run directory")
 	fs.IntVar(&cfg.CheckpointEvery, "checkpoint-every", cfg.CheckpointEvery, "checkpoint every N steps (0: only at the end)")
 	fs.IntVar(&cfg.EvalEvery, "eval-every", cfg.EvalEvery, "evaluate test accuracy every N steps (0: only at the end)")
 	addPDPFlags(fs, &cfg.PDP)
-	resume := fs.Bool("resume", false, "continue the run in --out from its checkpoint")
-	if err := fs.Parse(args); err != nil {
-		return cfg, false, err
-	}
-	if fs.NArg() > 0 {
-		return cfg, false, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
-	}
-	if !*resume { // a resumed run is validated against its stored config
-		if err := cfg.Validate(); err != nil {
-			return cfg, false, err
-		}
-	}
-	return cfg, *resume, nil
+	resume := fs.Bool("resume", false, "continue the run in --out exactly as stored (only --steps, --epochs, --target-epsilon, --data-dir, --checkpoint-every, --eval-every may be given; a length change is checked and recorded in changes.jsonl)")
+	return fs, resume
 }
 
 // filterFlags keeps only the named flags (and their values) from args.
