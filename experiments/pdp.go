@@ -1,7 +1,6 @@
 package experiments
 
 import (
-	"context"
 	"fmt"
 	"math"
 
@@ -140,18 +139,18 @@ func (c *TrainConfig) validatePDP() error {
 	return nil
 }
 
-func trainPDP(ctx context.Context, cfg TrainConfig, opt Options) (*Summary, error) {
+// setupPDP prepares the run directory and builds a personalized-DP job.
+func setupPDP(cfg TrainConfig, opt Options) (*pdpJob, error) {
 	rp, err := prepareRunDir(&cfg, opt.Resume)
 	if err != nil {
 		return nil, err
 	}
-	ck := rp.ck
-	j, err := buildPDPJob(cfg, ck)
+	j, err := buildPDPJob(cfg, rp.ck)
 	if err != nil {
 		return nil, err
 	}
 	if err := rp.commit(&cfg); err != nil {
 		return nil, fmt.Errorf("run directory %s: %w", cfg.Out, err)
 	}
-	return j.run(ctx, opt.Progress)
+	return j, nil
 }

@@ -366,6 +366,10 @@ func (j *pdpJob) round(ctx context.Context, metrics *metricsLog, bar *progressba
 	}
 	if prog == nil {
 		prog = &pdpProgress{Tau: plan.Tau, Sigma: plan.Sigma, Steps: plan.Steps, Start: j.st.NextStep}
+	}
+	if j.st.NextStep == prog.Start {
+		// The round's header record (kept by openMetrics once a step of the
+		// round is checkpointed).
 		if err := metrics.Write(map[string]any{"step": prog.Start, "round": R + 1, "tau": plan.Tau, "sigma": plan.Sigma,
 			"round_steps": plan.Steps, "eligible": plan.Eligible, "participants": plan.Participants}); err != nil {
 			return err

@@ -87,9 +87,29 @@ type Options struct {
 	Resume bool
 }
 
+// SetupError is an error Train found before its first step: an invalid
+// configuration, a run directory in use or inconsistent, missing data. The
+// run directory is then as it was (a directory Train created is removed).
+type SetupError struct{ Err error }
+
+func (e *SetupError) Error() string { return e.Err.Error() }
+func (e *SetupError) Unwrap() error { return e.Err }
+
 // Train runs one training job as configured, writing its run directory, and
 // returns the summary. A cancelled ctx checkpoints and returns ctx.Err().
-func Train(ctx context.Context, cfg TrainConfig, opt Options) (sum *Summary, err error) {
+// Errors before the first step are *SetupError.
+func Train(ctx context.Context, cfg TrainConfig, opt Options) (*Summary, error) {
+	var run func() (*Summary, error)
+	sum, err := setupTrain(ctx, cfg, opt, &run)
+	if err != nil {
+		return sum, &SetupError{err}
+	}
+	return run()
+}
+
+// setupTrain validates, locks and prepares the run directory and builds the
+// job; *run is then the training itself.
+func setupTrain(ctx context.Context, cfg TrainConfig, opt Options, run *func() (*Summary, error)) (sum *Summary, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -111,7 +131,7 @@ func Train(ctx context.Context, cfg TrainConfig, opt Options) (sum *Summary, err
 	if err != nil {
 		return nil, err
 	}
-	defer lock.Release()
+	defer func() { lock.Release() }() // unless handed over to *run (lock = nil)
 	defer func() {
 		// A directory this call created for a run that failed before
 		// writing its configuration is removed again.
@@ -125,7 +145,14 @@ func Train(ctx context.Context, cfg TrainConfig, opt Options) (sum *Summary, err
 		return nil, err
 	}
 	if contains(pdpMethods(), cfg.Method) {
-		return trainPDP(ctx, cfg, opt)
+		j, err := setupPDP(cfg, opt)
+		if err != nil {
+			return nil, err
+		}
+		l := lock
+		*run = func() (*Summary, error) { defer l.Release(); return j.run(ctx, opt.Progress) }
+		lock = nil
+		return nil, nil
 	}
 	rp, err := prepareRunDir(&cfg, opt.Resume)
 	if err != nil {
@@ -139,7 +166,10 @@ func Train(ctx context.Context, cfg TrainConfig, opt Options) (sum *Summary, err
 	if err := rp.commit(&cfg); err != nil {
 		return nil, fmt.Errorf("run directory %s: %w", cfg.Out, err)
 	}
-	return job.run(ctx, opt.Progress)
+	l := lock
+	*run = func() (*Summary, error) { defer l.Release(); return job.run(ctx, opt.Progress) }
+	lock = nil // released by run
+	return nil, nil
 }
 
 // job is a fully built run.

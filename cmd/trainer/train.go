@@ -47,6 +47,10 @@ func runTrainFrom(args []string, base experiments.TrainConfig, stdout, stderr io
 	sum, err := experiments.Train(ctx, cfg, experiments.Options{Progress: stderr, Resume: resume})
 	if err != nil {
 		fmt.Fprintf(stderr, "trainer train: %v\n", err)
+		var setup *experiments.SetupError
+		if errors.As(err, &setup) {
+			return 2 // refused before the first step: bad input, nothing lost
+		}
 		return 1
 	}
 	fmt.Fprintf(stdout, "method %s on %s (%s): %d steps (stopped by %s), %.0f examples/s\n",

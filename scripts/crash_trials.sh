@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Crash/resume trials: start short runs, interrupt them at random moments
+# with SIGKILL, SIGINT or SIGTERM (possibly several times), resume until they
+# finish, and compare the final model's SHA-256 (and the metrics log) with an
+# uninterrupted run of the same configuration.
+#
+# usage: scripts/crash_trials.sh [TRIALS_PER_CASE] [WORKDIR]
+# Keep it short on shared machines: every run is tens of steps.
+set -u
+TRIALS=${1:-6}
+WORK=${2:-$(mktemp -d)}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BIN="$WORK/trainer"
+(cd "$ROOT" && go build -o "$BIN" ./cmd/trainer) || exit 1
+
+cases=(
+  "dpsgd-logreg|--method dpsgd --model logreg --steps 60 --lr 1 --target-epsilon 0 --checkpoint-every 4"
+  "ptr-logreg|--method tsgd-ptr --model logreg --steps 40 --lr 1 --target-epsilon 0 --checkpoint-every 3"
+  "dpsgd-budget|--method dpsgd --model logreg --target-epsilon 0.9 --lr 1 --checkpoint-every 5"
+  "pdp-sgd-cnn|--method pdp-sgd --steps 12 --rounds 3 --checkpoint-every 2"
+)
+sigs=(KILL INT TERM)
+total=0; same=0; failed=0
+for c in "${cases[@]}"; do
+  name=${c%%|*}; args=${c#*|}
+  ref="$WORK/$name-ref"
+  "$BIN" train $args --out "$ref" >/dev/null 2>&1 || { echo "$name: reference run failed"; exit 1; }
+  want=$(sha256sum "$ref/model.bin" | cut -d' ' -f1)
+  wantm=$(sha256sum "$ref/metrics.jsonl" | cut -d' ' -f1)
+  for t in $(seq 1 "$TRIALS"); do
+    out="$WORK/$name-$t"
+    kills=""
+    first=1
+    for attempt in 1 2 3 4 5 6 7 8; do
+      if [ $first = 1 ]; then
+        "$BIN" train $args --out "$out" >/dev/null 2>"$out.err" & pid=$!
+      else
+        "$BIN" train --resume --out "$out" >/dev/null 2>"$out.err" & pid=$!
+      fi
+      first=0
+      if [ $attempt -le 3 ]; then
+        sleep "0.$((RANDOM % 10))$((RANDOM % 10))"
+        sig=${sigs[$((RANDOM % 3))]}
+        if kill -0 $pid 2>/dev/null; then kill -s $sig $pid 2>/dev/null && kills="$kills $sig"; fi
+      fi
+      wait $pid; rc=$?
+      if [ $rc = 0 ] && [ -f "$out/summary.json" ]; then break; fi
+      if [ ! -d "$out" ]; then first=1; fi # killed before the directory existed
+      if [ ! -f "$out/config.json" ]; then first=1; fi
+    done
+    total=$((total+1))
+    if [ -f "$out/model.bin" ]; then
+      got=$(sha256sum "$out/model.bin" | cut -d' ' -f1)
+      gotm=$(sha256sum "$out/metrics.jsonl" | cut -d' ' -f1)
+      if [ "$got" = "$want" ] && [ "$gotm" = "$wantm" ]; then same=$((same+1)); r=identical
+      elif [ "$got" = "$want" ]; then same=$((same+1)); r="identical model, metrics differ"
+      else r=DIFFERENT; fi
+    else
+      failed=$((failed+1)); r="DID NOT FINISH: $(tail -1 "$out.err")"
+    fi
+    echo "$name trial $t (signals:${kills:- none}): $r"
+  done
+done
+echo "trials: $total, bit-identical final models: $same, unfinished: $failed"
