@@ -238,6 +238,13 @@ func buildPDPJob(cfg TrainConfig, ck *checkpoint) (*pdpJob, error) {
 	case j.st.Round != nil && (j.st.Round.Start > ck.NextStep || ck.NextStep > j.st.Round.Start+j.st.Round.Steps):
 		return fail("the round in progress spans steps %d–%d but the checkpoint is at step %d", j.st.Round.Start, j.st.Round.Start+j.st.Round.Steps, ck.NextStep)
 	}
+	done := 0 // steps of the finished rounds
+	for _, r := range j.st.Reports {
+		done += r.Steps
+	}
+	if start := ck.NextStep; j.st.Round != nil && j.st.Round.Start != done || j.st.Round == nil && start != done {
+		return fail("the finished rounds hold %d steps, but the checkpoint is at step %d with round in progress %v", done, start, j.st.Round != nil)
+	}
 	if err := j.st.Ledger.Check(); err != nil {
 		return fail("%w", err)
 	}

@@ -361,3 +361,86 @@ func TestSetupRefusedBeforeWriting(t *testing.T) {
 		}
 	}
 }
+
+// TestPDPCheckpointInsideRound interrupts PDP-SGD inside its second round:
+// the checkpoint is at the interrupted step (not the round's start), and
+// damaged PDP state is refused, also when the hashes are recomputed.
+func TestPDPCheckpointInsideRound(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains a CNN on MNIST")
+	}
+	dir := t.TempDir()
+	c := pdpRun("pdp-sgd", filepath.Join(dir, "run"))
+	c.CheckpointEvery = 0
+	// 8 steps in 2 rounds of 4; stop before step 6 (inside round 2).
+	_, err := Train(&countdown{Context: context.Background(), n: 6}, c, Options{})
+	if err == nil || !strings.Contains(err.Error(), "interrupted in round 2 at step 6") {
+		t.Fatalf("interruption: %v", err)
+	}
+	ck, err := readCheckpoint(c.Out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st pdpState
+	if err := json.Unmarshal(ck.PDP, &st); err != nil {
+		t.Fatal(err)
+	}
+	if ck.NextStep != 6 || st.NextRound != 1 || st.Round == nil || st.Round.Start != 4 || st.Round.Steps != 4 {
+		t.Fatalf("checkpoint at step %d, next round %d, round in progress %+v; want step 6 inside round 2 (steps 4–7)", ck.NextStep, st.NextRound+1, st.Round)
+	}
+	editPDP := func(d string, f func(st map[string]json.RawMessage)) {
+		editJSON(t, filepath.Join(d, stateFile), func(m map[string]json.RawMessage) {
+			var p map[string]json.RawMessage
+			json.Unmarshal(m["pdp"], &p)
+			f(p)
+			m["pdp"] = raw(p)
+		})
+	}
+	zeroSpend := func(p map[string]json.RawMessage) {
+		var l map[string]json.RawMessage
+		json.Unmarshal(p["ledger"], &l)
+		var classes []map[string]json.RawMessage
+		json.Unmarshal(l["classes"], &classes)
+		for _, cl := range classes {
+			cl["spent"] = raw(0)
+		}
+		l["classes"] = raw(classes)
+		p["ledger"] = raw(l)
+	}
+	tests := []struct {
+		name   string
+		damage func(d string)
+		want   string
+	}{
+		{"ledger spend zeroed", func(d string) { editPDP(d, zeroSpend) },
+			"the personalized-DP ledger and rounds does not match the checkpoint"},
+		{"ledger spend zeroed and rebound", func(d string) { editPDP(d, zeroSpend); rebind(t, d, c) },
+			"recorded spend 0"},
+		{"next round moved back and rebound", func(d string) {
+			editPDP(d, func(p map[string]json.RawMessage) { p["next_round"] = raw(0) })
+			rebind(t, d, c)
+		}, "the ledger has charged 1 rounds and the reports cover 1, but the state's next round is 1"},
+		{"round progress dropped and rebound", func(d string) {
+			editPDP(d, func(p map[string]json.RawMessage) { delete(p, "round") })
+			rebind(t, d, c)
+		}, "the finished rounds hold 4 steps, but the checkpoint is at step 6 with round in progress false"},
+		{"pdp state deleted", func(d string) {
+			editJSON(t, filepath.Join(d, stateFile), func(m map[string]json.RawMessage) { delete(m, "pdp") })
+		}, "the personalized-DP ledger and rounds is missing from the checkpoint"},
+	}
+	for i, tc := range tests {
+		d := filepath.Join(dir, fmt.Sprintf("case-%d", i))
+		copyDir(t, c.Out, d)
+		tc.damage(d)
+		x := c
+		x.Out = d
+		if _, err := Train(context.Background(), x, Options{Resume: true}); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want an error containing %q", tc.name, err, tc.want)
+		}
+	}
+	// The undamaged run resumes inside round 2 and finishes.
+	s, err := Train(context.Background(), c, Options{Resume: true})
+	if err != nil || s.Steps != 8 {
+		t.Fatalf("resume: %v", err)
+	}
+}
