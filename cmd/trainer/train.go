@@ -139,6 +139,9 @@ func parseTrainFlagsFrom(args []string, base experiments.TrainConfig, stderr io.
 	if set["corruption"] && cfg.Corruption == "none" && !set["corruption-ratio"] {
 		cfg.CorruptionRatio = 0 // --corruption none needs no ratio
 	}
+	if !cfg.Private() && !set["target-epsilon"] {
+		cfg.TargetEpsilon = 0 // the default budget applies to private methods only
+	}
 	if err := absDataDir(&cfg); err != nil {
 		return cfg, false, err
 	}

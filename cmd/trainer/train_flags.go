@@ -101,10 +101,15 @@ var methodFlags = func() map[string][]string {
 	return m
 }()
 
-// checkMethodFlags rejects flags given explicitly that the method ignores.
+// checkMethodFlags rejects flags given explicitly (with a value other than
+// zero, false or none) that the method ignores.
 func checkMethodFlags(fs *flag.FlagSet, method string) error {
 	var bad []string
 	fs.Visit(func(f *flag.Flag) {
+		switch f.Value.String() {
+		case "0", "false", "", "none":
+			return // asks for nothing the method would ignore
+		}
 		if users, ok := methodFlags[f.Name]; ok && !contains(users, method) {
 			bad = append(bad, fmt.Sprintf("--%s (used by %s)", f.Name, strings.Join(users, ", ")))
 		}
