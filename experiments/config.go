@@ -288,10 +288,9 @@ func (c *TrainConfig) Validate() error {
 		return bad("noise multiplier σ = %v is below %v: its ε per step is astronomically large (use a non-private method instead)", c.Sigma, minSigma)
 	}
 	if c.Method == "tsgd-ptr" {
-		// τ is in gradient-norm units here (as --tau of `trainer train`);
-		// the mechanism's normalized τ/R must be in (0, 1] (privacy.PTR).
-		if !(c.Tau > 0 && c.Tau <= c.ClipNorm) {
-			return bad("PTR τ must be in (0, R] = (0, %v] (gradient-norm units; normalized τ/R in (0, 1]), got %v", c.ClipNorm, c.Tau)
+		// τ is in gradient-norm units here (as --tau of `trainer train`).
+		if err := aggregate.CheckPTRTau(c.Tau, c.ClipNorm); err != nil {
+			return bad("%v", err)
 		}
 		if c.Bound == string(privacy.SubsampleWhiteBox) && !c.AllowUnproven {
 			// Theorem 4.4's conditions that do not depend on q or α

@@ -343,7 +343,10 @@ func TestSetupRefusedBeforeWriting(t *testing.T) {
 		{"tiny sigma", func(c *TrainConfig) { c.Sigma = 1e-9 }, "is below 0.001"},
 		{"tau above R", func(c *TrainConfig) {
 			c.Method, c.Tau, c.LaplaceB, c.Delta0 = "tsgd-ptr", 1.5, 1, 1e-8
-		}, "PTR τ must be in (0, R] = (0, 1]"},
+		}, "PTR τ must satisfy 0 < τ < R = 1"},
+		{"tau equal to R", func(c *TrainConfig) {
+			c.Method, c.Tau, c.LaplaceB, c.Delta0 = "tsgd-ptr", 1, 1, 1e-8
+		}, "PTR τ must satisfy 0 < τ < R = 1"},
 		{"whitebox outside its conditions", func(c *TrainConfig) {
 			c.Method, c.Tau, c.LaplaceB, c.Delta0, c.Bound = "tsgd-ptr", 0.5, 1, 1e-8, "whitebox"
 		}, "proven only for σ₂ = σ·τ/R ≥ 4"},
