@@ -3,11 +3,13 @@ package experiments
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"math"
-	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 
@@ -16,6 +18,7 @@ import (
 	"github.com/privtrain/privtrain/aggregate"
 	"github.com/privtrain/privtrain/corruption"
 	"github.com/privtrain/privtrain/datasets"
+	"github.com/privtrain/privtrain/internal/fileutil"
 	"github.com/privtrain/privtrain/model"
 	"github.com/privtrain/privtrain/privacy"
 )
@@ -164,28 +167,81 @@ func presetNames() []string {
 	return n
 }
 
-// LoadConfigFile merges a JSON (.json) or YAML (.yaml, .yml) file into c;
-// unknown keys are errors.
+// LoadConfigFile merges a JSON (.json) or YAML (.yaml, .yml) file into c.
+// Keys must match the field names exactly (case-sensitive; encoding/json
+// alone would let "Steps" set steps), unknown keys are errors, and the file
+// must hold exactly one document.
 func LoadConfigFile(path string, c *TrainConfig) error {
-	data, err := os.ReadFile(path)
+	data, err := fileutil.ReadRegular(path)
 	if err != nil {
 		return fmt.Errorf("config file: %w", err)
 	}
+	fail := func(err error) error { return fmt.Errorf("config file %s: %w", path, err) }
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".json":
+		if err := checkJSONKeys(data, reflect.TypeOf(*c), ""); err != nil {
+			return fail(err)
+		}
 		dec := json.NewDecoder(bytes.NewReader(data))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(c); err != nil {
-			return fmt.Errorf("config file %s: %w", path, err)
+			return fail(err)
+		}
+		if _, err := dec.Token(); err != io.EOF {
+			return fail(errors.New("more than one JSON document (only one configuration per file)"))
 		}
 	case ".yaml", ".yml":
 		dec := yaml.NewDecoder(bytes.NewReader(data))
 		dec.KnownFields(true)
 		if err := dec.Decode(c); err != nil {
-			return fmt.Errorf("config file %s: %w", path, err)
+			return fail(err)
+		}
+		var extra any
+		if err := dec.Decode(&extra); err != io.EOF {
+			return fail(errors.New("more than one YAML document (only one configuration per file)"))
 		}
 	default:
 		return fmt.Errorf("config file %s: unknown extension (want .json, .yaml or .yml)", path)
+	}
+	return nil
+}
+
+// checkJSONKeys checks that every key of the JSON object data is exactly
+// the json tag of a field of struct type t (recursing into struct fields).
+func checkJSONKeys(data []byte, t reflect.Type, prefix string) error {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(data, &obj); err != nil {
+		return nil // not an object: the decoder reports it
+	}
+	fields := map[string]reflect.Type{}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "" || name == "-" {
+			continue
+		}
+		fields[name] = f.Type
+	}
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		ft, ok := fields[k]
+		if !ok {
+			for name := range fields {
+				if strings.EqualFold(name, k) {
+					return fmt.Errorf("key %q: keys are case-sensitive, did you mean %q?", prefix+k, prefix+name)
+				}
+			}
+			return fmt.Errorf("unknown key %q", prefix+k)
+		}
+		if ft.Kind() == reflect.Struct {
+			if err := checkJSONKeys(obj[k], ft, prefix+k+"."); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
