@@ -41,6 +41,11 @@ type PDPConfig struct {
 	Accounting string `json:"accounting,omitempty" yaml:"accounting,omitempty"`
 }
 
+// maxBudgetGroups bounds --budget-groups before the dataset size is known:
+// the largest training set privtrain loads has fewer examples (ijcnn1's
+// 141,691 rows), and groups beyond N are refused once N is known.
+const maxBudgetGroups = 150000
+
 // pdpMethods lists the personalized-DP training methods.
 func pdpMethods() []string {
 	return []string{"pdp-sgd", "pdp-sampling", "pdp-adapdp", "pdp-dpsgd"}
@@ -131,7 +136,11 @@ func (c *TrainConfig) validatePDP() error {
 		return bad("%v", err)
 	}
 	if p.BudgetsFile == "" {
-		// Checked on a stand-in size; the real one is known after loading.
+		// Checked on a stand-in size (the real one is known after loading,
+		// and GroupCounts bounds the groups by it).
+		if p.BudgetGroups > maxBudgetGroups {
+			return bad("%d budget groups: at most %d (and at most one per example)", p.BudgetGroups, maxBudgetGroups)
+		}
 		if _, _, err := (pdpsgd.GroupSpec{Groups: p.BudgetGroups, Min: p.BudgetMin, Max: p.BudgetMax, K: p.BudgetK}).GroupCounts(max(p.BudgetGroups, 1)); err != nil {
 			return bad("%v", err)
 		}
