@@ -258,6 +258,10 @@ func (c *TrainConfig) Validate() error {
 	if !contains(Methods(), c.Method) {
 		return bad("unknown method %q (known: %s)", c.Method, strings.Join(Methods(), ", "))
 	}
+	if _, err := json.Marshal(c); err != nil {
+		// NaN or ±Inf somewhere: it could not even be recorded in config.json.
+		return bad("every number must be finite: %v", err)
+	}
 	if err := c.validateNames(); err != nil {
 		return err
 	}

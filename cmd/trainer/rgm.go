@@ -265,47 +265,46 @@ func rgmRunOne(data *ridgegd.Data, split string, nodes, warmup int, bias, muReg 
 func writeRGMOutputs(dir, format string, seed uint64, gaps [][]float64, sum rgmSummary) error {
 	ff := func(v float64) string { return strconv.FormatFloat(v, 'g', 17, 64) }
 	if format == "csv" || format == "both" {
-		f, err := os.Create(filepath.Join(dir, "gap.csv"))
-		if err != nil {
-			return err
-		}
-		fmt.Fprint(f, "iteration")
-		n := 0
-		for r, g := range gaps {
-			if g != nil {
-				fmt.Fprintf(f, ",seed_%d", seed+uint64(r))
-				n = len(g)
-			}
-		}
-		fmt.Fprintln(f)
-		for t := 0; t < n; t++ {
-			fmt.Fprint(f, t)
-			for _, g := range gaps {
+		err := fileutil.WriteAtomicFunc(filepath.Join(dir, "gap.csv"), func(f io.Writer) error {
+			fmt.Fprint(f, "iteration")
+			n := 0
+			for r, g := range gaps {
 				if g != nil {
-					fmt.Fprint(f, ","+ff(g[t]))
+					fmt.Fprintf(f, ",seed_%d", seed+uint64(r))
+					n = len(g)
 				}
 			}
 			fmt.Fprintln(f)
-		}
-		if err := f.Close(); err != nil {
+			for t := 0; t < n; t++ {
+				fmt.Fprint(f, t)
+				for _, g := range gaps {
+					if g != nil {
+						fmt.Fprint(f, ","+ff(g[t]))
+					}
+				}
+				if _, err := fmt.Fprintln(f); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
 			return err
 		}
 	}
 	if format == "jsonl" || format == "both" {
-		f, err := os.Create(filepath.Join(dir, "gap.jsonl"))
-		if err != nil {
-			return err
-		}
-		enc := json.NewEncoder(f)
-		for r, g := range gaps {
-			for t, v := range g {
-				if err := enc.Encode(map[string]any{"seed": seed + uint64(r), "iteration": t, "gap": v}); err != nil {
-					f.Close()
-					return err
+		err := fileutil.WriteAtomicFunc(filepath.Join(dir, "gap.jsonl"), func(f io.Writer) error {
+			enc := json.NewEncoder(f)
+			for r, g := range gaps {
+				for t, v := range g {
+					if err := enc.Encode(map[string]any{"seed": seed + uint64(r), "iteration": t, "gap": v}); err != nil {
+						return err
+					}
 				}
 			}
-		}
-		if err := f.Close(); err != nil {
+			return nil
+		})
+		if err != nil {
 			return err
 		}
 	}
