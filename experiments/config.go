@@ -253,15 +253,24 @@ func (c *TrainConfig) Private() bool {
 
 // Validate checks every hyper-parameter before any data is loaded.
 func (c *TrainConfig) Validate() error {
+	if err := c.validate(); err != nil {
+		return err
+	}
+	if _, err := json.Marshal(c); err != nil {
+		// NaN or ±Inf in a field no check above names: it could not even be
+		// recorded in config.json.
+		return fmt.Errorf("invalid configuration: every number must be finite: %w", err)
+	}
+	return nil
+}
+
+func (c *TrainConfig) validate() error {
 	bad := func(format string, a ...any) error { return fmt.Errorf("invalid configuration: "+format, a...) }
 	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 	if !contains(Methods(), c.Method) {
 		return bad("unknown method %q (known: %s)", c.Method, strings.Join(Methods(), ", "))
 	}
-	if _, err := json.Marshal(c); err != nil {
-		// NaN or ±Inf somewhere: it could not even be recorded in config.json.
-		return bad("every number must be finite: %v", err)
-	}
+
 	if err := c.validateNames(); err != nil {
 		return err
 	}
