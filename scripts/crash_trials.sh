@@ -5,7 +5,8 @@
 # uninterrupted run of the same configuration.
 #
 # usage: scripts/crash_trials.sh [TRIALS_PER_CASE] [WORKDIR]
-# Keep it short on shared machines: every run is tens of steps.
+# Keep it short on shared machines: every run is tens of steps. Each line
+# lists the signals sent and the checkpoint's next step after each stop.
 set -u
 TRIALS=${1:-6}
 WORK=${2:-$(mktemp -d)}
@@ -30,6 +31,7 @@ for c in "${cases[@]}"; do
   for t in $(seq 1 "$TRIALS"); do
     out="$WORK/$name-$t"
     kills=""
+    steps=""
     first=1
     for attempt in 1 2 3 4 5 6 7 8; do
       if [ $first = 1 ]; then
@@ -45,6 +47,10 @@ for c in "${cases[@]}"; do
       fi
       wait $pid; rc=$?
       if [ $rc = 0 ] && [ -f "$out/summary.json" ]; then break; fi
+      # Where the interruption left the checkpoint (next step), or "-" if
+      # the process died before writing one.
+      at=$(sed -n 's/^  "next_step": \([0-9]*\),$/\1/p' "$out/state.json" 2>/dev/null)
+      steps="$steps ${at:--}"
       if [ ! -d "$out" ]; then first=1; fi # killed before the directory existed
       if [ ! -f "$out/config.json" ]; then first=1; fi
     done
@@ -58,7 +64,7 @@ for c in "${cases[@]}"; do
     else
       failed=$((failed+1)); r="DID NOT FINISH: $(tail -1 "$out.err")"
     fi
-    echo "$name trial $t (signals:${kills:- none}): $r"
+    echo "$name trial $t (signals:${kills:- none}; checkpoint step after each:${steps:- none}): $r"
   done
 done
 echo "trials: $total, bit-identical final models: $same, unfinished: $failed"
