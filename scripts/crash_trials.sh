@@ -15,17 +15,19 @@ BIN="$WORK/trainer"
 (cd "$ROOT" && go build -o "$BIN" ./cmd/trainer) || exit 1
 
 cases=(
-  "dpsgd-logreg|--method dpsgd --model logreg --steps 60 --lr 1 --target-epsilon 0 --checkpoint-every 4"
-  "ptr-logreg|--method tsgd-ptr --model logreg --steps 40 --lr 1 --target-epsilon 0 --checkpoint-every 3"
-  "dpsgd-budget|--method dpsgd --model logreg --target-epsilon 0.9 --lr 1 --checkpoint-every 5"
-  "pdp-sgd-cnn|--method pdp-sgd --steps 12 --rounds 3 --checkpoint-every 2"
+  "dpsgd-cnn|--method dpsgd --steps 40 --checkpoint-every 4"
+  "ptr-cnn|--method tsgd-ptr --target-epsilon 0 --steps 30 --checkpoint-every 3"
+  "dpsgd-budget-cnn|--method dpsgd --target-epsilon 0.75 --checkpoint-every 5"
+  "pdp-sgd-cnn|--method pdp-sgd --steps 24 --rounds 3 --checkpoint-every 2"
 )
 sigs=(KILL INT TERM)
 total=0; same=0; failed=0
 for c in "${cases[@]}"; do
   name=${c%%|*}; args=${c#*|}
   ref="$WORK/$name-ref"
+  t0=$(date +%s.%N)
   "$BIN" train $args --out "$ref" >/dev/null 2>&1 || { echo "$name: reference run failed"; exit 1; }
+  dur=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{print b-a}')
   want=$(sha256sum "$ref/model.bin" | cut -d' ' -f1)
   wantm=$(sha256sum "$ref/metrics.jsonl" | cut -d' ' -f1)
   for t in $(seq 1 "$TRIALS"); do
@@ -41,7 +43,9 @@ for c in "${cases[@]}"; do
       fi
       first=0
       if [ $attempt -le 3 ]; then
-        sleep "0.$((RANDOM % 10))$((RANDOM % 10))"
+        # A random moment in the second quarter to the end of a run's
+        # duration: mostly during training, sometimes during start-up.
+        sleep "$(awk -v d="$dur" -v r=$RANDOM 'BEGIN{printf "%.2f", d*(0.25+0.75*r/32767)}')"
         sig=${sigs[$((RANDOM % 3))]}
         if kill -0 $pid 2>/dev/null; then kill -s $sig $pid 2>/dev/null && kills="$kills $sig"; fi
       fi
