@@ -318,7 +318,7 @@ func prepareRunDir(cfg *TrainConfig, resume bool) (*resumePlan, error) {
 		return fail(ckErr)
 	}
 	if ck == nil && runHasProgress(cfg.Out) {
-		return fail(fmt.Errorf("%s is missing but the run has done steps (model files or metrics exist): refusing to start it again from step 0", stateFile))
+		return fail(fmt.Errorf("%s is missing but the run has trained (model files or a summary exist): refusing to start it again from step 0", stateFile))
 	}
 	if ck != nil {
 		// Bound against the configuration as stored, before any change.
@@ -393,15 +393,14 @@ func removeModelsExcept(dir, keep string) {
 	}
 }
 
-// runHasProgress reports whether dir shows signs of trained steps: model
-// files, a summary or logged steps.
+// runHasProgress reports whether dir holds a trained model (a checkpoint's
+// model file or the final model) or a summary. Logged metrics alone do not
+// count: a run killed before its first checkpoint has released nothing, and
+// redoing its steps from the same seed repeats them bit for bit.
 func runHasProgress(dir string) bool {
 	if m, _ := filepath.Glob(filepath.Join(dir, "model*.bin")); len(m) > 0 {
 		return true
 	}
-	if _, err := os.Stat(filepath.Join(dir, summaryFile)); err == nil {
-		return true
-	}
-	st, err := os.Stat(filepath.Join(dir, metricsFile))
-	return err == nil && st.Size() > 0
+	_, err := os.Stat(filepath.Join(dir, summaryFile))
+	return err == nil
 }

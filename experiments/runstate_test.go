@@ -168,7 +168,7 @@ func TestCheckpointTamperingRefused(t *testing.T) {
 			})
 		}, "binds pieces this run does not have: key"},
 		{"state deleted", func(d string) { os.Remove(state(d)) },
-			"state.json is missing but the run has done steps"},
+			"state.json is missing but the run has trained"},
 		{"old checkpoint version", func(d string) {
 			editJSON(t, state(d), func(m map[string]json.RawMessage) { m["version"] = raw(1) })
 		}, "checkpoint version 1, this trainer reads 2"},
@@ -309,6 +309,19 @@ func TestFailedBeforeFirstStepDoesNotBlock(t *testing.T) {
 	}
 	if _, err := os.Stat(stale); !os.IsNotExist(err) {
 		t.Error("temp file of an interrupted write survived the next start")
+	}
+	// A run killed before its first checkpoint (configuration and logged
+	// metrics, no checkpoint, no model) resumes from step 0.
+	d3 := filepath.Join(dir, "killed")
+	os.MkdirAll(d3, 0o755)
+	c3 := quickRun(d3)
+	writeJSONAtomic(filepath.Join(d3, configFile), c3)
+	os.WriteFile(filepath.Join(d3, metricsFile), []byte(`{"step":0,"loss":2.3}`+"\n"+`{"step":1,"loss":2.2}`+"\n"), 0o644)
+	if s, err := Train(context.Background(), c3, Options{Resume: true}); err != nil || s.Steps != 6 {
+		t.Fatalf("resume of a run killed before its first checkpoint: %v", err)
+	}
+	if lines := readLines(t, filepath.Join(d3, metricsFile)); len(lines) != 6 {
+		t.Errorf("metrics has %d lines after the resume, want 6", len(lines))
 	}
 	// Resuming a directory with a configuration but no checkpoint and no
 	// trained step starts at step 0.
