@@ -43,12 +43,23 @@ type PTRTSum struct {
 	sec       *secureRelease
 }
 
+// CheckPTRTau is the one statement of the proposed sensitivity's range for
+// PTR training: 0 < τ < R in gradient-norm units (τ ≥ R makes the test
+// pointless: every clipped gradient is within τ, use tsum). The mechanism
+// then sees the normalized τ/R ∈ (0, 1) (privacy.PTR accepts (0, 1]).
+func CheckPTRTau(tau, clipNorm float64) error {
+	if !(tau > 0 && tau < clipNorm) {
+		return fmt.Errorf("PTR τ must satisfy 0 < τ < R = %v (gradient-norm units; τ/R is the normalized τ of `trainer account`), got %v (τ ≥ R makes the test pointless: use tsum)", clipNorm, tau)
+	}
+	return nil
+}
+
 func newPTRTSum(cfg Config) (Aggregator, error) {
 	if !(cfg.Sigma > 0) {
 		return nil, fmt.Errorf("ptr-tsum is private and needs σ > 0 (use tsum with σ = 0 for non-private trimming)")
 	}
-	if !(cfg.Tau > 0 && cfg.Tau < cfg.ClipNorm) {
-		return nil, fmt.Errorf("τ must satisfy 0 < τ < R = %v, got %v (τ ≥ R makes the test pointless: use tsum)", cfg.ClipNorm, cfg.Tau)
+	if err := CheckPTRTau(cfg.Tau, cfg.ClipNorm); err != nil {
+		return nil, err
 	}
 	mech := privacy.PTR{Sigma1: cfg.Sigma, Tau: cfg.Tau / cfg.ClipNorm, B: cfg.B, Delta0: cfg.Delta0}
 	if err := mech.Validate(); err != nil {

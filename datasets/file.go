@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/privtrain/privtrain/internal/fileutil"
 )
 
 // FileError reports a problem with one dataset file: it is missing,
@@ -78,7 +80,9 @@ func readVerified(path string, spec fileSpec, parse func(r io.Reader) error) err
 	if len(spec.sums)+len(spec.contentSums) == 0 {
 		return fail(errors.New("no checksum to verify against"))
 	}
-	f, err := os.Open(path)
+	// A FIFO or device at a data path would block or never end: only
+	// regular files are read.
+	f, err := fileutil.OpenRegular(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return fail(errors.New("file not found"))

@@ -21,41 +21,56 @@ const (
 	mnistURL       = "http://yann.lecun.com/exdb/mnist/ (also shipped in Go module " + gomnistPath + "@" + gomnistVersion + ", data/)"
 )
 
-// mnistFiles are the official MNIST files and their published MD5s.
+// mnistFiles are the official MNIST files with their published MD5s and
+// the MD5s of their decompressed content (so unpacked copies are accepted).
 var mnistFiles = map[string][2]fileSpec{
 	"train": {
-		{name: "train-images-idx3-ubyte.gz", sums: []checksum{md5sum("f68b3c2dcbeaaa9fbdd348bbdeb94873")}, url: mnistURL},
-		{name: "train-labels-idx1-ubyte.gz", sums: []checksum{md5sum("d53e105ee54ea40749a09fcbcd1e9432")}, url: mnistURL},
+		{name: "train-images-idx3-ubyte.gz", sums: []checksum{md5sum("f68b3c2dcbeaaa9fbdd348bbdeb94873")}, contentSums: []checksum{md5sum("6bbc9ace898e44ae57da46a324031adb")}, url: mnistURL},
+		{name: "train-labels-idx1-ubyte.gz", sums: []checksum{md5sum("d53e105ee54ea40749a09fcbcd1e9432")}, contentSums: []checksum{md5sum("a25bea736e30d166cdddb491f175f624")}, url: mnistURL},
 	},
 	"test": {
-		{name: "t10k-images-idx3-ubyte.gz", sums: []checksum{md5sum("9fb629c4189551a2d022fa330f9573f3")}, url: mnistURL},
-		{name: "t10k-labels-idx1-ubyte.gz", sums: []checksum{md5sum("ec29112dd5afa0611ce80d1b7f02629c")}, url: mnistURL},
+		{name: "t10k-images-idx3-ubyte.gz", sums: []checksum{md5sum("9fb629c4189551a2d022fa330f9573f3")}, contentSums: []checksum{md5sum("2646ac647ad5339dbf082846283269ea")}, url: mnistURL},
+		{name: "t10k-labels-idx1-ubyte.gz", sums: []checksum{md5sum("ec29112dd5afa0611ce80d1b7f02629c")}, contentSums: []checksum{md5sum("27ae3e4e09519cfbb04c329615203637")}, url: mnistURL},
 	},
 }
 
 // loadMNIST loads MNIST from <dataDir>/mnist/ when both files of the split
-// are there, else from the GoMNIST module in the Go module cache.
+// are there (gzipped as published, or unpacked), else from the GoMNIST
+// module in the Go module cache. A binary run where there is no Go module
+// cache needs the files in <dataDir>/mnist/ (docs/datasets.md).
 func loadMNIST(split, dataDir string) (*Dataset, error) {
 	files, ok := mnistFiles[split]
 	if !ok {
 		return nil, splitError("mnist", split, "train", "test")
 	}
-	dir := ""
+	var imgPath, lblPath string
 	if dataDir != "" {
 		d := filepath.Join(dataDir, "mnist")
-		if fileExists(filepath.Join(d, files[0].name)) && fileExists(filepath.Join(d, files[1].name)) {
-			dir = d
+		if p0, p1 := locate(d, files[0]), locate(d, files[1]); pathExists(p0) && pathExists(p1) {
+			imgPath, lblPath = p0, p1
 		}
 	}
-	if dir == "" {
-		var err error
-		dir, err = gomnistDataDir()
+	if imgPath == "" {
+		dir, err := gomnistDataDir()
 		if err != nil {
-			return nil, err
+			where := "<data-dir>/mnist/ (--data-dir or $" + DataDirEnv + ")"
+			if dataDir != "" {
+				where = filepath.Join(dataDir, "mnist") + "/"
+			}
+			return nil, fmt.Errorf("datasets: MNIST %s files %s and %s are not in %s, and the Go module cache has no copy (%v): place the four official MNIST files there (gzipped or unpacked)",
+				split, files[0].name, files[1].name, where, err)
 		}
+		imgPath, lblPath = filepath.Join(dir, files[0].name), filepath.Join(dir, files[1].name)
 	}
-	return loadIDXPair(filepath.Join(dir, files[0].name), files[0], filepath.Join(dir, files[1].name), files[1],
+	return loadIDXPair(imgPath, files[0], lblPath, files[1],
 		idxOptions{name: "mnist/" + split, classes: 10, rows: 28, cols: 28})
+}
+
+// pathExists reports whether anything exists at p (a non-regular file is
+// then refused, with a message, when it is read).
+func pathExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }
 
 // gomnistDataDir locates the data/ folder of the GoMNIST module in the

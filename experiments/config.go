@@ -3,15 +3,24 @@ package experiments
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"math"
-	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/privtrain/privtrain/aggregate"
+	"github.com/privtrain/privtrain/corruption"
+	"github.com/privtrain/privtrain/datasets"
+	"github.com/privtrain/privtrain/internal/fileutil"
+	"github.com/privtrain/privtrain/model"
+	"github.com/privtrain/privtrain/privacy"
 )
 
 // TrainConfig is everything that defines a training run. It is written,
@@ -112,6 +121,16 @@ func DefaultConfig() TrainConfig {
 	return c
 }
 
+// TrainDefaults is where `trainer train` starts: the default job without
+// its corruption. The default job (`trainer` with no arguments) flips 10% of
+// the labels to show robustness; a plain `train` trains on clean data
+// unless --corruption is given.
+func TrainDefaults() TrainConfig {
+	c := DefaultConfig()
+	c.Corruption, c.CorruptionRatio = corruption.None, 0
+	return c
+}
+
 // Presets returns the named hyper-parameter presets: the PTR paper's
 // (appendix B.1.3) and the personalized-DP paper's (PDPPresets).
 func Presets() map[string]func(*TrainConfig) {
@@ -161,28 +180,81 @@ func presetNames() []string {
 	return n
 }
 
-// LoadConfigFile merges a JSON (.json) or YAML (.yaml, .yml) file into c;
-// unknown keys are errors.
+// LoadConfigFile merges a JSON (.json) or YAML (.yaml, .yml) file into c.
+// Keys must match the field names exactly (case-sensitive; encoding/json
+// alone would let "Steps" set steps), unknown keys are errors, and the file
+// must hold exactly one document.
 func LoadConfigFile(path string, c *TrainConfig) error {
-	data, err := os.ReadFile(path)
+	data, err := fileutil.ReadRegular(path)
 	if err != nil {
 		return fmt.Errorf("config file: %w", err)
 	}
+	fail := func(err error) error { return fmt.Errorf("config file %s: %w", path, err) }
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".json":
+		if err := checkJSONKeys(data, reflect.TypeOf(*c), ""); err != nil {
+			return fail(err)
+		}
 		dec := json.NewDecoder(bytes.NewReader(data))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(c); err != nil {
-			return fmt.Errorf("config file %s: %w", path, err)
+			return fail(err)
+		}
+		if _, err := dec.Token(); err != io.EOF {
+			return fail(errors.New("more than one JSON document (only one configuration per file)"))
 		}
 	case ".yaml", ".yml":
 		dec := yaml.NewDecoder(bytes.NewReader(data))
 		dec.KnownFields(true)
 		if err := dec.Decode(c); err != nil {
-			return fmt.Errorf("config file %s: %w", path, err)
+			return fail(err)
+		}
+		var extra any
+		if err := dec.Decode(&extra); err != io.EOF {
+			return fail(errors.New("more than one YAML document (only one configuration per file)"))
 		}
 	default:
 		return fmt.Errorf("config file %s: unknown extension (want .json, .yaml or .yml)", path)
+	}
+	return nil
+}
+
+// checkJSONKeys checks that every key of the JSON object data is exactly
+// the json tag of a field of struct type t (recursing into struct fields).
+func checkJSONKeys(data []byte, t reflect.Type, prefix string) error {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(data, &obj); err != nil {
+		return nil // not an object: the decoder reports it
+	}
+	fields := map[string]reflect.Type{}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "" || name == "-" {
+			continue
+		}
+		fields[name] = f.Type
+	}
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		ft, ok := fields[k]
+		if !ok {
+			for name := range fields {
+				if strings.EqualFold(name, k) {
+					return fmt.Errorf("key %q: keys are case-sensitive, did you mean %q?", prefix+k, prefix+name)
+				}
+			}
+			return fmt.Errorf("unknown key %q", prefix+k)
+		}
+		if ft.Kind() == reflect.Struct {
+			if err := checkJSONKeys(obj[k], ft, prefix+k+"."); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
@@ -194,16 +266,29 @@ func (c *TrainConfig) Private() bool {
 
 // Validate checks every hyper-parameter before any data is loaded.
 func (c *TrainConfig) Validate() error {
+	if err := c.validate(); err != nil {
+		return err
+	}
+	if _, err := json.Marshal(c); err != nil {
+		// NaN or ±Inf in a field no check above names: it could not even be
+		// recorded in config.json.
+		return fmt.Errorf("invalid configuration: every number must be finite: %w", err)
+	}
+	return nil
+}
+
+func (c *TrainConfig) validate() error {
 	bad := func(format string, a ...any) error { return fmt.Errorf("invalid configuration: "+format, a...) }
 	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 	if !contains(Methods(), c.Method) {
 		return bad("unknown method %q (known: %s)", c.Method, strings.Join(Methods(), ", "))
 	}
+
+	if err := c.validateNames(); err != nil {
+		return err
+	}
 	if contains(pdpMethods(), c.Method) {
 		return c.validatePDP()
-	}
-	if c.Dataset == "" || c.Model == "" {
-		return bad("dataset and model are required")
 	}
 	if c.BatchSize <= 0 && c.SamplingRate == 0 {
 		return bad("batch size must be > 0, got %d", c.BatchSize)
@@ -225,6 +310,24 @@ func (c *TrainConfig) Validate() error {
 	}
 	if c.CorruptionRatio < 0 || c.CorruptionRatio > 1 || !finite(c.CorruptionRatio) {
 		return bad("corruption ratio must be in [0, 1], got %v", c.CorruptionRatio)
+	}
+	if (c.Corruption == "" || c.Corruption == corruption.None) && c.CorruptionRatio != 0 {
+		return bad("corruption ratio %v needs a corruption kind (--corruption %s)", c.CorruptionRatio, strings.Join(corruption.Kinds()[1:], " | "))
+	}
+	if c.Corruption != "" && c.Corruption != corruption.None && !(c.CorruptionRatio > 0) {
+		return bad("corruption %s needs a ratio > 0 (--corruption-ratio)", c.Corruption)
+	}
+	if !finite(c.CenteredClipRadius) || c.CenteredClipRadius < 0 {
+		return bad("centered-clip radius ρ must be finite and ≥ 0, got %v", c.CenteredClipRadius)
+	}
+	if !finite(c.DynamicRate) || c.DynamicRate < 0 {
+		return bad("dynamic F rate must be finite and ≥ 0, got %v", c.DynamicRate)
+	}
+	if !finite(c.TrimFraction) || c.TrimFraction < 0 {
+		return bad("trim fraction must be finite and ≥ 0, got %v", c.TrimFraction)
+	}
+	if !finite(c.SamplingRate) || !finite(c.TargetEpsilon) || !finite(c.Sigma) || !finite(c.Tau) || !finite(c.LaplaceB) || !finite(c.Delta0) || !finite(c.Delta) {
+		return bad("numbers must be finite (σ, τ, b, δ, δ₀, q, target ε)")
 	}
 	if c.Conversion != "" && c.Conversion != "bbg" && c.Conversion != "mironov" {
 		return bad("conversion must be bbg or mironov, got %q", c.Conversion)
@@ -263,9 +366,25 @@ func (c *TrainConfig) Validate() error {
 			return bad("trim fraction F/batch must be in [0, 0.5), got %v", c.TrimFraction)
 		}
 	}
+	if c.Sigma < minSigma {
+		return bad("noise multiplier σ = %v is below %v: its ε per step is astronomically large (use a non-private method instead)", c.Sigma, minSigma)
+	}
 	if c.Method == "tsgd-ptr" {
-		if !(c.Tau > 0 && c.Tau <= c.ClipNorm) {
-			return bad("PTR τ must be in (0, R] = (0, %v], got %v", c.ClipNorm, c.Tau)
+		// τ is in gradient-norm units here (as --tau of `trainer train`).
+		if err := aggregate.CheckPTRTau(c.Tau, c.ClipNorm); err != nil {
+			return bad("%v", err)
+		}
+		if c.Bound == string(privacy.SubsampleWhiteBox) && !c.AllowUnproven {
+			// Theorem 4.4's conditions that do not depend on q or α
+			// (privacy.WhiteBoxConditions): σ₂ = σ·τ/R ≥ 4.
+			if s2 := c.Sigma * c.Tau / c.ClipNorm; s2 < 4 {
+				return bad("the white-box bound (Theorem 4.4) is proven only for σ₂ = σ·τ/R ≥ 4, got %v·%v/%v = %.4g: use --bound auto (falls back to the black-box bound) or --allow-unproven", c.Sigma, c.Tau, c.ClipNorm, s2)
+			}
+			if c.SamplingRate > 0 {
+				if err := privacy.WhiteBoxConditions(c.SamplingRate, privacy.PTR{Sigma1: c.Sigma, Tau: c.Tau / c.ClipNorm, B: c.LaplaceB, Delta0: c.Delta0}, 2); err != nil {
+					return bad("the white-box bound (Theorem 4.4) does not hold: %v: use --bound auto or --allow-unproven", err)
+				}
+			}
 		}
 		if !(c.LaplaceB > 0) || !finite(c.LaplaceB) {
 			return bad("PTR Laplace scale b must be finite and > 0, got %v", c.LaplaceB)
@@ -276,6 +395,35 @@ func (c *TrainConfig) Validate() error {
 		if c.DynamicF && !(c.DynamicRate > 0 && c.DynamicRate < 0.5) {
 			return bad("dynamic F rate must be in (0, 0.5), got %v", c.DynamicRate)
 		}
+	}
+	return nil
+}
+
+// minSigma is the smallest noise multiplier accepted: below it one step's
+// RDP α/(2σ²) exceeds 10^6 at α = 2 and the run is private in name only.
+const minSigma = 1e-3
+
+// validateNames checks every name the run is built from (method, dataset,
+// model, rule, corruption kind, bound, conversion) before any data is
+// loaded or anything is written.
+func (c *TrainConfig) validateNames() error {
+	bad := func(format string, a ...any) error { return fmt.Errorf("invalid configuration: "+format, a...) }
+	switch {
+	case c.Dataset == "" || c.Model == "":
+		return bad("dataset and model are required")
+	case !contains(datasets.Names(), c.Dataset):
+		return bad("unknown dataset %q (known: %s)", c.Dataset, strings.Join(datasets.Names(), ", "))
+	case !contains(model.Archs(), c.Model):
+		return bad("unknown model %q (known: %s)", c.Model, strings.Join(model.Archs(), ", "))
+	case c.Rule != "" && !contains(aggregate.Names(), c.Rule):
+		return bad("unknown rule %q (known: %s)", c.Rule, strings.Join(aggregate.Names(), ", "))
+	case c.Rule != "" && c.Method != "nonprivate-robust":
+		return bad("a rule (%s) applies only to nonprivate-robust, not %s", c.Rule, c.Method)
+	case c.Corruption != "" && !contains(corruption.Kinds(), c.Corruption):
+		return bad("unknown corruption %q (known: %s)", c.Corruption, strings.Join(corruption.Kinds(), ", "))
+	}
+	if err := privacy.SubsampleBound(c.Bound).Validate(); err != nil {
+		return bad("%v", err)
 	}
 	return nil
 }

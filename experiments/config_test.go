@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -132,5 +133,48 @@ func TestCountCorrect(t *testing.T) {
 		if got := countCorrect(scores, 3, tc.labels); got != tc.want {
 			t.Errorf("labels %v: %d correct, want %d", tc.labels, got, tc.want)
 		}
+	}
+}
+
+// TestLoadConfigFileStrict: JSON keys match exactly (case-sensitive, also
+// nested), trailing documents are refused in JSON and YAML, and a FIFO is
+// refused instead of blocking.
+func TestLoadConfigFileStrict(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name, content string
+		want          string // "" = accepted
+	}{
+		{"ok.json", `{"steps": 7, "pdp": {"rounds": 2}}`, ""},
+		{"case.json", `{"steps": 7, "Steps": 9}`, `key "Steps": keys are case-sensitive, did you mean "steps"?`},
+		{"nested.json", `{"pdp": {"Rounds": 2}}`, `key "pdp.Rounds": keys are case-sensitive, did you mean "pdp.rounds"?`},
+		{"unknown.json", `{"stepz": 7}`, `unknown key "stepz"`},
+		{"two.json", `{"steps": 7} {"steps": 9}`, "more than one JSON document"},
+		{"ok.yaml", "steps: 7\n", ""},
+		{"two.yaml", "steps: 7\n---\nsteps: 9\n", "more than one YAML document"},
+		{"case.yaml", "Steps: 9\n", "not found"},
+	}
+	for _, tc := range tests {
+		p := filepath.Join(dir, tc.name)
+		os.WriteFile(p, []byte(tc.content), 0o644)
+		c := TrainDefaults()
+		err := LoadConfigFile(p, &c)
+		if tc.want == "" {
+			if err != nil || c.Steps != 7 {
+				t.Errorf("%s: steps %d, %v", tc.name, c.Steps, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want %q", tc.name, err, tc.want)
+		}
+	}
+	fifo := filepath.Join(dir, "fifo.json")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skip(err)
+	}
+	c := TrainDefaults()
+	if err := LoadConfigFile(fifo, &c); err == nil || !strings.Contains(err.Error(), "not a regular file (a named pipe)") {
+		t.Errorf("FIFO config: %v", err)
 	}
 }

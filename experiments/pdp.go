@@ -1,7 +1,6 @@
 package experiments
 
 import (
-	"context"
 	"fmt"
 	"math"
 
@@ -41,6 +40,11 @@ type PDPConfig struct {
 	// see optim/pdpsgd.NewPaperLedger for its validity conditions.
 	Accounting string `json:"accounting,omitempty" yaml:"accounting,omitempty"`
 }
+
+// maxBudgetGroups bounds --budget-groups before the dataset size is known:
+// the largest training set privtrain loads has fewer examples (ijcnn1's
+// 141,691 rows), and groups beyond N are refused once N is known.
+const maxBudgetGroups = 150000
 
 // pdpMethods lists the personalized-DP training methods.
 func pdpMethods() []string {
@@ -135,7 +139,11 @@ func (c *TrainConfig) validatePDP() error {
 		return bad("%v", err)
 	}
 	if p.BudgetsFile == "" {
-		// Checked on a stand-in size; the real one is known after loading.
+		// Checked on a stand-in size (the real one is known after loading,
+		// and GroupCounts bounds the groups by it).
+		if p.BudgetGroups > maxBudgetGroups {
+			return bad("%d budget groups: at most %d (and at most one per example)", p.BudgetGroups, maxBudgetGroups)
+		}
 		if _, _, err := (pdpsgd.GroupSpec{Groups: p.BudgetGroups, Min: p.BudgetMin, Max: p.BudgetMax, K: p.BudgetK}).GroupCounts(max(p.BudgetGroups, 1)); err != nil {
 			return bad("%v", err)
 		}
@@ -143,17 +151,21 @@ func (c *TrainConfig) validatePDP() error {
 	return nil
 }
 
-func trainPDP(ctx context.Context, cfg TrainConfig, opt Options) (*Summary, error) {
-	ck, err := prepareRunDir(&cfg, opt.Resume)
+// setupPDP prepares the run directory and builds a personalized-DP job.
+func setupPDP(cfg TrainConfig, opt Options) (*pdpJob, error) {
+	rp, err := prepareRunDir(&cfg, opt.Resume)
 	if err != nil {
 		return nil, err
 	}
-	j, err := buildPDPJob(cfg, ck != nil)
+	j, err := buildPDPJob(cfg, rp.ck)
 	if err != nil {
 		return nil, err
 	}
-	if j.key, err = privacyKey(cfg, ck != nil); err != nil {
+	if j.key, err = privacyKey(cfg, rp.ck != nil); err != nil {
 		return nil, err
 	}
-	return j.run(ctx, opt.Progress)
+	if err := rp.commit(&cfg); err != nil {
+		return nil, fmt.Errorf("run directory %s: %w", cfg.Out, err)
+	}
+	return j, nil
 }

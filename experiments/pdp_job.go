@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 
 	"github.com/privtrain/privtrain/aggregate"
 	"github.com/privtrain/privtrain/datasets"
+	"github.com/privtrain/privtrain/internal/fileutil"
 	"github.com/privtrain/privtrain/model"
 	"github.com/privtrain/privtrain/optim"
 	"github.com/privtrain/privtrain/optim/pdpsgd"
@@ -22,15 +22,12 @@ import (
 	"github.com/privtrain/privtrain/randstream"
 )
 
-// Files a personalized-DP run adds to the run directory (see rundir.go):
+// Files a personalized-DP run adds to the run directory (see rundir.go); its
+// ledger, rounds and in-progress round are the "pdp" part of state.json:
 //
-//	pdp_state.json   round-level checkpoint: ledger, accountant, models, reports
 //	ledger.csv       per-example budget ε_i, δ_i, ε charged per round, spent, remaining
 //	round-<R>.bin    pdp-adapdp: the model of round R (1-based)
-const (
-	pdpStateFile = "pdp_state.json"
-	ledgerCSV    = "ledger.csv"
-)
+const ledgerCSV = "ledger.csv"
 
 // PDPRound reports one round of a personalized-DP run.
 type PDPRound struct {
@@ -67,19 +64,17 @@ type pdpSummary struct {
 	PDP PDPReport `json:"pdp"`
 }
 
-// pdpState is pdp_state.json, the authoritative round-level checkpoint
-// (state.json mirrors it for the generic run-directory code).
+// pdpState is the personalized-DP part of state.json (checkpoint.PDP);
+// the accountant, model file and step counters of the checkpoint complete it.
 type pdpState struct {
-	Version    int             `json:"version"`
-	NextRound  int             `json:"next_round"`
-	NextStep   int             `json:"next_step"`
-	RoundSteps int             `json:"round_steps"`
-	Rounds     int             `json:"rounds"`
-	Ledger     *pdpsgd.Ledger  `json:"ledger"`
-	Accountant json.RawMessage `json:"accountant"`
-	// ModelFile holds the current model (not pdp-adapdp); RoundModels the
-	// models of finished pdp-adapdp rounds, with Weights τ_T·|D_T|.
-	ModelFile   string     `json:"model_file,omitempty"`
+	Version    int            `json:"version"`
+	NextRound  int            `json:"next_round"`
+	NextStep   int            `json:"next_step"`
+	RoundSteps int            `json:"round_steps"`
+	Rounds     int            `json:"rounds"`
+	Ledger     *pdpsgd.Ledger `json:"ledger"`
+	// RoundModels are the models of finished pdp-adapdp rounds, with
+	// Weights τ_T·|D_T|.
 	RoundModels []string   `json:"round_models,omitempty"`
 	Weights     []float64  `json:"weights,omitempty"`
 	Reports     []PDPRound `json:"reports"`
@@ -87,7 +82,26 @@ type pdpState struct {
 	Examples    int64      `json:"examples"`
 	TrainSecs   float64    `json:"train_seconds"`
 	LastLoss    float64    `json:"last_loss"`
+	// Round is the round in progress (nil between rounds): a checkpoint
+	// inside a round resumes at its next step. Its ledger charge is made
+	// only when the round completes.
+	Round *pdpProgress `json:"round,omitempty"`
 }
+
+// pdpProgress is a round in progress: its plan (re-derived on resume from
+// the unchanged ledger and checked against these values) and its partial
+// counters.
+type pdpProgress struct {
+	Tau      float64 `json:"tau"`
+	Sigma    float64 `json:"sigma"`
+	Steps    int     `json:"steps"`
+	Start    int     `json:"start"`
+	Examples int64   `json:"examples"`
+	LastLoss float64 `json:"last_loss"`
+	Seconds  float64 `json:"seconds"`
+}
+
+const pdpStateVersion = 2
 
 type pdpJob struct {
 	cfg         TrainConfig
@@ -136,7 +150,7 @@ func pdpLength(cfg TrainConfig, q float64) (rounds, steps int) {
 	return rounds, (total + rounds - 1) / rounds
 }
 
-func buildPDPJob(cfg TrainConfig, resume bool) (*pdpJob, error) {
+func buildPDPJob(cfg TrainConfig, ck *checkpoint) (*pdpJob, error) {
 	dataDir := datasets.ResolveDataDir(cfg.DataDir)
 	train, err := datasets.Load(cfg.Dataset, "train", dataDir)
 	if err != nil {
@@ -146,7 +160,7 @@ func buildPDPJob(cfg TrainConfig, resume bool) (*pdpJob, error) {
 	if err != nil {
 		return nil, err
 	}
-	j := &pdpJob{cfg: cfg, train: train, test: test, conv: privacy.Conversion(cfg.Conversion), resumed: resume}
+	j := &pdpJob{cfg: cfg, train: train, test: test, conv: privacy.Conversion(cfg.Conversion), resumed: ck != nil}
 	if j.conv == "" {
 		j.conv = privacy.ConversionBBG
 	}
@@ -163,7 +177,7 @@ func buildPDPJob(cfg TrainConfig, resume bool) (*pdpJob, error) {
 	}
 	j.spec = model.Spec{Arch: cfg.Model, InputShape: train.Shape, Classes: train.Classes}
 	rounds, roundSteps := pdpLength(cfg, j.q)
-	if !resume {
+	if ck == nil {
 		var ledger *pdpsgd.Ledger
 		if cfg.PDP.accounting() == pdpsgd.AccountingPaper {
 			ledger, err = pdpsgd.NewPaperLedger(budgets, j.conv, rounds)
@@ -179,35 +193,67 @@ func buildPDPJob(cfg TrainConfig, resume bool) (*pdpJob, error) {
 		if j.acct, err = privacy.NewAccountant(nil); err != nil {
 			return nil, err
 		}
-		j.st = pdpState{Version: 1, Ledger: ledger, Rounds: rounds, RoundSteps: roundSteps}
+		j.st = pdpState{Version: pdpStateVersion, Ledger: ledger, Rounds: rounds, RoundSteps: roundSteps}
 		return j, nil
 	}
-	if err := readJSON(filepath.Join(cfg.Out, pdpStateFile), &j.st); err != nil {
-		return nil, fmt.Errorf("resume %s: %w", cfg.Out, err)
+	fail := func(format string, a ...any) (*pdpJob, error) {
+		return nil, fmt.Errorf("resume %s: "+format, append([]any{cfg.Out}, a...)...)
 	}
-	switch {
-	case j.st.Version != 1:
-		return nil, fmt.Errorf("resume %s: PDP state version %d, this trainer reads 1", cfg.Out, j.st.Version)
-	case j.st.Ledger == nil || !j.st.Ledger.SameBudgets(budgets):
-		return nil, fmt.Errorf("resume %s: the ledger's budgets differ from the configuration's", cfg.Out)
-	case j.st.Ledger.Accounting() != cfg.PDP.accounting():
-		return nil, fmt.Errorf("resume %s: the run uses %s accounting, the configuration %s", cfg.Out, j.st.Ledger.Accounting(), cfg.PDP.accounting())
-	case j.st.Rounds != rounds || j.st.RoundSteps != roundSteps:
-		return nil, fmt.Errorf("resume %s: the run was planned as %d rounds of %d steps, the configuration now gives %d of %d: the run length of a personalized run cannot change", cfg.Out, j.st.Rounds, j.st.RoundSteps, rounds, roundSteps)
+	if len(ck.PDP) == 0 {
+		return fail("the checkpoint has no personalized-DP state (ledger, rounds)")
+	}
+	if err := json.Unmarshal(ck.PDP, &j.st); err != nil {
+		return fail("personalized-DP state: %w", err)
 	}
 	if j.acct, err = privacy.NewAccountant(nil); err != nil {
 		return nil, err
 	}
-	if err := json.Unmarshal(j.st.Accountant, j.acct); err != nil {
-		return nil, fmt.Errorf("resume %s: accountant: %w", cfg.Out, err)
+	if len(ck.Accountant) == 0 {
+		return fail("the checkpoint has no accountant history")
 	}
-	if j.st.ModelFile != "" {
-		if j.model, err = model.Load(filepath.Join(cfg.Out, j.st.ModelFile)); err == nil && !sameModelSpec(j.model.Spec(), j.spec) {
-			err = fmt.Errorf("checkpoint model %+v does not match the configuration %+v", j.model.Spec(), j.spec)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("resume %s: %w", cfg.Out, err)
-		}
+	if err := json.Unmarshal(ck.Accountant, j.acct); err != nil {
+		return fail("accountant: %w", err)
+	}
+	inRound := 0
+	if j.st.Round != nil {
+		inRound = 1
+	}
+	switch {
+	case j.st.Version != pdpStateVersion:
+		return fail("PDP state version %d, this trainer reads %d", j.st.Version, pdpStateVersion)
+	case j.st.Ledger == nil || !j.st.Ledger.SameBudgets(budgets):
+		return fail("the ledger's budgets differ from the configuration's")
+	case j.st.Ledger.Accounting() != cfg.PDP.accounting():
+		return fail("the run uses %s accounting, the configuration %s", j.st.Ledger.Accounting(), cfg.PDP.accounting())
+	case j.st.Rounds != rounds || j.st.RoundSteps != roundSteps:
+		return fail("the run was planned as %d rounds of %d steps, the configuration now gives %d of %d: the run length of a personalized run cannot change", j.st.Rounds, j.st.RoundSteps, rounds, roundSteps)
+	case j.st.NextStep != ck.NextStep:
+		return fail("the personalized-DP state is at step %d, the checkpoint at step %d", j.st.NextStep, ck.NextStep)
+	case j.acct.Steps() != ck.NextStep:
+		return fail("the accountant history holds %d steps, the checkpoint is at step %d", j.acct.Steps(), ck.NextStep)
+	case j.st.NextRound < 0 || j.st.NextRound+inRound > j.st.Rounds:
+		return fail("next round %d is outside the run's %d rounds", j.st.NextRound, j.st.Rounds)
+	case len(j.st.Ledger.Rounds()) != j.st.NextRound || len(j.st.Reports) != j.st.NextRound:
+		return fail("the ledger has charged %d rounds and the reports cover %d, but the state's next round is %d", len(j.st.Ledger.Rounds()), len(j.st.Reports), j.st.NextRound+1)
+	case j.st.Round != nil && (j.st.Round.Start > ck.NextStep || ck.NextStep > j.st.Round.Start+j.st.Round.Steps):
+		return fail("the round in progress spans steps %d–%d but the checkpoint is at step %d", j.st.Round.Start, j.st.Round.Start+j.st.Round.Steps, ck.NextStep)
+	}
+	done := 0 // steps of the finished rounds
+	for _, r := range j.st.Reports {
+		done += r.Steps
+	}
+	if start := ck.NextStep; j.st.Round != nil && j.st.Round.Start != done || j.st.Round == nil && start != done {
+		return fail("the finished rounds hold %d steps, but the checkpoint is at step %d with round in progress %v", done, start, j.st.Round != nil)
+	}
+	if err := j.st.Ledger.Check(); err != nil {
+		return fail("%w", err)
+	}
+	removeModelsExcept(cfg.Out, ck.ModelFile)
+	if j.model, err = model.Load(filepath.Join(cfg.Out, ck.ModelFile)); err == nil && !sameModelSpec(j.model.Spec(), j.spec) {
+		err = fmt.Errorf("checkpoint model %+v does not match the configuration %+v", j.model.Spec(), j.spec)
+	}
+	if err != nil {
+		return fail("%w", err)
 	}
 	return j, nil
 }
@@ -251,7 +297,7 @@ func (j *pdpJob) run(ctx context.Context, progress io.Writer) (*Summary, error) 
 	var bar *progressbar.ProgressBar
 	if progress != nil {
 		bar = newStepBar(progress, j.cfg.Method, j.st.Rounds*j.st.RoundSteps)
-		bar.Set(j.st.NextRound * j.st.RoundSteps)
+		bar.Set(j.st.NextStep)
 	}
 	for j.st.StoppedBy == "" && j.st.NextRound < j.st.Rounds {
 		if err := j.round(ctx, metrics, bar); err != nil {
@@ -264,20 +310,25 @@ func (j *pdpJob) run(ctx context.Context, progress io.Writer) (*Summary, error) 
 	return j.finish()
 }
 
-// round trains round j.st.NextRound and checkpoints after it. An
-// interruption leaves the previous round's checkpoint in place: resuming
-// redoes the round from its start, identically, and the ledger is charged
-// only once, when the round completes.
+// round trains round j.st.NextRound (or continues the round in progress)
+// and checkpoints after it, and every CheckpointEvery steps and on an
+// interruption inside it. The ledger is charged only once, when the round
+// completes; a resumed round re-derives its plan from the unchanged ledger
+// and checks it against the recorded one.
 func (j *pdpJob) round(ctx context.Context, metrics *runLogs, bar *progressbar.ProgressBar) error {
 	begin := time.Now()
 	R := j.st.NextRound
+	prog := j.st.Round
 	plan, err := j.plan()
-	if errors.Is(err, pdpsgd.ErrExhausted) || err == nil && plan.Steps == 0 {
+	if prog == nil && (errors.Is(err, pdpsgd.ErrExhausted) || err == nil && plan.Steps == 0) {
 		j.st.StoppedBy = "budget"
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("round %d: %w", R+1, err)
+	}
+	if prog != nil && (plan.Tau != prog.Tau || plan.Sigma != prog.Sigma || plan.Steps != prog.Steps) {
+		return fmt.Errorf("resume: round %d re-planned as τ = %v, σ = %v, %d steps, but the checkpoint recorded τ = %v, σ = %v, %d steps", R+1, plan.Tau, plan.Sigma, plan.Steps, prog.Tau, prog.Sigma, prog.Steps)
 	}
 	var rates []float64
 	if j.st.Ledger.Accounting() == pdpsgd.AccountingPaper {
@@ -302,7 +353,7 @@ func (j *pdpJob) round(ctx context.Context, metrics *runLogs, bar *progressbar.P
 			return fmt.Errorf("round %d: sampler: %w", R+1, err)
 		}
 	}
-	if j.cfg.Method == "pdp-adapdp" {
+	if j.cfg.Method == "pdp-adapdp" && prog == nil {
 		j.model, err = model.New(j.spec, optim.DeriveSeed(j.cfg.Seed, fmt.Sprintf("init-round-%d", R)))
 		if err != nil {
 			return fmt.Errorf("model: %w", err)
@@ -314,40 +365,57 @@ func (j *pdpJob) round(ctx context.Context, metrics *runLogs, bar *progressbar.P
 	}
 	// The trainer's accountant is the worst case, an example sampled at the
 	// full rate q in every step; the ledger holds the personalized spend.
-	acct := j.acct.Clone()
 	tr, err := optim.NewTrainer(optim.Config{
 		Model: j.model, Data: j.train, Labels: true, Sampler: sampler, Aggregator: agg,
-		ClipNorm: j.cfg.ClipNorm, LR: j.cfg.LR, Q: j.q, Accountant: acct,
+		ClipNorm: j.cfg.ClipNorm, LR: j.cfg.LR, Q: j.q, Accountant: j.acct,
 		StepMechanism: privacy.Gaussian{Sigma: plan.Sigma}, Delta: j.cfg.Delta, Conversion: j.conv,
 		Seed: optim.DeriveSeed(j.cfg.Seed, "noise"), NoiseKey: j.key.Derive("noise"),
 	})
 	if err != nil {
 		return err
 	}
-	start := j.st.NextStep
-	if err := metrics.public.Write(map[string]any{"step": start, "round": R + 1, "tau": plan.Tau, "sigma": plan.Sigma,
-		"round_steps": plan.Steps, "eligible": plan.Eligible, "participants": plan.Participants}); err != nil {
-		return err
+	if prog == nil {
+		prog = &pdpProgress{Tau: plan.Tau, Sigma: plan.Sigma, Steps: plan.Steps, Start: j.st.NextStep}
 	}
-	var examples int64
-	var last float64
-	for step := start; step < start+plan.Steps; step++ {
+	if j.st.NextStep == prog.Start {
+		// The round's header record (kept by openMetrics once a step of the
+		// round is checkpointed).
+		if err := metrics.public.Write(map[string]any{"step": prog.Start, "round": R + 1, "tau": plan.Tau, "sigma": plan.Sigma,
+			"round_steps": plan.Steps, "eligible": plan.Eligible, "participants": plan.Participants}); err != nil {
+			return err
+		}
+	}
+	end := prog.Start + plan.Steps
+	for step := j.st.NextStep; step < end; step++ {
 		if err := ctx.Err(); err != nil {
-			metrics.Sync()
-			return fmt.Errorf("interrupted in round %d at step %d (the checkpoint after round %d stands; --resume redoes round %d from its start): %w", R+1, step, R, R+1, err)
+			prog.Seconds += time.Since(begin).Seconds()
+			j.st.Round = prog
+			if cerr := j.checkpoint(metrics); cerr != nil {
+				return errors.Join(err, cerr)
+			}
+			return fmt.Errorf("interrupted in round %d at step %d (checkpoint written; continue with --resume): %w", R+1, step, err)
 		}
 		res, err := tr.Step(step)
 		if err != nil {
 			return fmt.Errorf("round %d: %w", R+1, err)
 		}
-		examples += int64(res.BatchSize)
-		last = res.Loss
+		prog.Examples += int64(res.BatchSize)
+		prog.LastLoss = res.Loss
+		j.st.NextStep = step + 1
 		if err := metrics.Step(res); err != nil {
 			return err
 		}
 		if bar != nil {
 			bar.Describe(fmt.Sprintf("%s round %d/%d loss %.3f", j.cfg.Method, R+1, j.st.Rounds, res.Loss))
 			bar.Add(1)
+		}
+		if ce := j.cfg.CheckpointEvery; ce > 0 && (step+1)%ce == 0 && step+1 < end {
+			prog.Seconds += time.Since(begin).Seconds()
+			begin = time.Now()
+			j.st.Round = prog
+			if err := j.checkpoint(metrics); err != nil {
+				return err
+			}
 		}
 	}
 	// Charge the ledger: it refuses (and the run stops) if any example would
@@ -359,16 +427,15 @@ func (j *pdpJob) round(ctx context.Context, metrics *runLogs, bar *progressbar.P
 	if err != nil {
 		return err
 	}
-	end := start + plan.Steps
 	if err := metrics.public.Write(map[string]any{"step": end - 1, "round": R + 1, "test_accuracy": acc}); err != nil {
 		return err
 	}
-	j.acct = acct
+	j.st.Round = nil
 	j.st.NextRound, j.st.NextStep = R+1, end
-	j.st.Examples += examples
-	j.st.LastLoss = last
+	j.st.Examples += prog.Examples
+	j.st.LastLoss = prog.LastLoss
 	rep := PDPRound{Round: R + 1, Tau: plan.Tau, Sigma: plan.Sigma, Steps: plan.Steps, Eligible: plan.Eligible,
-		Participants: plan.Participants, Loss: plan.Loss, TestAccuracy: acc, Seconds: time.Since(begin).Seconds()}
+		Participants: plan.Participants, Loss: plan.Loss, TestAccuracy: acc, Seconds: prog.Seconds + time.Since(begin).Seconds()}
 	j.st.Reports = append(j.st.Reports, rep)
 	j.st.TrainSecs += rep.Seconds
 	if j.cfg.Method == "pdp-adapdp" {
@@ -382,58 +449,44 @@ func (j *pdpJob) round(ctx context.Context, metrics *runLogs, bar *progressbar.P
 	return j.checkpoint(metrics)
 }
 
-// checkpoint writes the model, pdp_state.json (authoritative), the
-// generic state.json and ledger.csv, then removes older model files.
+// checkpoint writes the model, then state.json (the commit point: the PDP
+// state, the accountant and the SHA-256 of every piece), then ledger.csv,
+// and removes older model files.
 func (j *pdpJob) checkpoint(metrics *runLogs) error {
 	if err := metrics.Sync(); err != nil {
 		return err
 	}
-	if j.cfg.Method != "pdp-adapdp" {
-		j.st.ModelFile = fmt.Sprintf("model-%d.bin", j.st.NextStep)
-		if err := model.Save(filepath.Join(j.cfg.Out, j.st.ModelFile), j.model); err != nil {
-			return fmt.Errorf("checkpoint: %w", err)
-		}
-	}
-	data, err := json.Marshal(j.acct)
-	if err != nil {
-		return fmt.Errorf("checkpoint: accountant: %w", err)
-	}
-	j.st.Accountant = data
-	if err := writeJSONAtomic(filepath.Join(j.cfg.Out, pdpStateFile), j.st); err != nil {
+	ck := checkpoint{Version: checkpointVersion, NextStep: j.st.NextStep, ModelFile: modelFileName(j.st.NextStep),
+		Examples: j.st.Examples, TrainSecs: j.st.TrainSecs, LastLoss: j.st.LastLoss}
+	if err := model.Save(filepath.Join(j.cfg.Out, ck.ModelFile), j.model); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
-	ck := checkpoint{Version: checkpointVersion, NextStep: j.st.NextStep, ModelFile: j.st.ModelFile,
-		Accountant: data, Examples: j.st.Examples, TrainSecs: j.st.TrainSecs, LastLoss: j.st.LastLoss}
+	var err error
+	if ck.Accountant, err = json.Marshal(j.acct); err != nil {
+		return fmt.Errorf("checkpoint: accountant: %w", err)
+	}
+	if ck.PDP, err = json.Marshal(j.st); err != nil {
+		return fmt.Errorf("checkpoint: personalized-DP state: %w", err)
+	}
+	if err := bind(j.cfg.Out, &j.cfg, &ck); err != nil {
+		return err
+	}
 	if err := writeJSONAtomic(filepath.Join(j.cfg.Out, stateFile), ck); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
 	if err := j.writeLedgerCSV(); err != nil {
 		return err
 	}
-	old, _ := filepath.Glob(filepath.Join(j.cfg.Out, "model-*.bin"))
-	for _, f := range old {
-		if filepath.Base(f) != j.st.ModelFile {
-			os.Remove(f)
-		}
-	}
+	removeModelsExcept(j.cfg.Out, ck.ModelFile)
 	return nil
 }
 
+// writeLedgerCSV writes ledger.csv crash-safely (fsynced before the rename).
 func (j *pdpJob) writeLedgerCSV() error {
-	path := filepath.Join(j.cfg.Out, ledgerCSV)
-	f, err := os.CreateTemp(j.cfg.Out, "."+ledgerCSV+".tmp-*")
-	if err != nil {
+	if err := fileutil.WriteAtomicFunc(filepath.Join(j.cfg.Out, ledgerCSV), j.st.Ledger.WriteCSV); err != nil {
 		return fmt.Errorf("ledger: %w", err)
 	}
-	defer os.Remove(f.Name())
-	if err := j.st.Ledger.WriteCSV(f); err != nil {
-		f.Close()
-		return fmt.Errorf("ledger: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("ledger: %w", err)
-	}
-	return os.Rename(f.Name(), path)
+	return nil
 }
 
 func (j *pdpJob) finish() (*Summary, error) {

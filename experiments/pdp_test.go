@@ -174,8 +174,9 @@ func (c *countdown) Err() error {
 }
 
 // TestPDPResumeIsExact interrupts PDP-SGD in its second round and resumes:
-// the round restarts from its start, the ledger is charged once, and the
-// model, ledger and log equal the uninterrupted run's.
+// the round continues from the interrupted step (the interruption
+// checkpoints inside the round), the ledger is charged once, and the model,
+// ledger and log equal the uninterrupted run's.
 func TestPDPResumeIsExact(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains a CNN on MNIST")

@@ -7,13 +7,19 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/privtrain/privtrain/internal/fileutil"
 )
 
 // Run directory layout (see architecture.md, "Run"):
 //
 //	config.json      the resolved TrainConfig
 //	metrics.jsonl    one JSON object per step (public values only, see release.go)
-//	state.json       checkpoint: next step, accountant history, trim level, model file
+//	state.json       checkpoint: next step, accountant history, trim level, model file,
+//	                 personalized-DP ledger and rounds, and the SHA-256 of every piece it
+//	                 binds (runstate.go)
+//	changes.jsonl    configuration changes made by resumes (run length, data directory)
+//	.lock            flock of the process writing the run (its pid)
 //	model-<step>.bin model parameters at the checkpoint
 //	corrupted.json   indices of the corrupted training examples
 //	summary.json     final results
@@ -27,39 +33,11 @@ const (
 	summaryFile   = "summary.json"
 	corruptedFile = "corrupted.json"
 	finalModel    = "model.bin"
+	changesFile   = "changes.jsonl"
 )
 
-// writeFileAtomic writes data to path through a synced temporary file in the
-// same directory and a rename, so readers see the old or the new content,
-// never a torn file.
-func writeFileAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // no-op after a successful rename
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
-}
+// writeFileAtomic writes data to path crash-safely (fileutil.WriteAtomic).
+func writeFileAtomic(path string, data []byte) error { return fileutil.WriteAtomic(path, data) }
 
 // writeJSONAtomic writes v as indented JSON, atomically.
 func writeJSONAtomic(path string, v any) error {

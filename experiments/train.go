@@ -15,6 +15,7 @@ import (
 
 	"github.com/privtrain/privtrain/aggregate"
 	"github.com/privtrain/privtrain/datasets"
+	"github.com/privtrain/privtrain/internal/fileutil"
 	"github.com/privtrain/privtrain/model"
 	"github.com/privtrain/privtrain/optim"
 	"github.com/privtrain/privtrain/privacy"
@@ -78,9 +79,14 @@ type checkpoint struct {
 	Examples   int64           `json:"examples"`
 	TrainSecs  float64         `json:"train_seconds"`
 	LastLoss   float64         `json:"last_loss"`
+	// PDP is the personalized-DP state (pdpState) of pdp-* runs.
+	PDP json.RawMessage `json:"pdp,omitempty"`
+	// Bound maps each piece the checkpoint binds to its SHA-256 (runstate.go).
+	Bound map[string]string `json:"sha256"`
 }
 
-const checkpointVersion = 1
+// checkpointVersion 2 binds its pieces by SHA-256 and holds the PDP state.
+const checkpointVersion = 2
 
 // Options controls a run's side effects.
 type Options struct {
@@ -90,62 +96,89 @@ type Options struct {
 	Resume bool
 }
 
+// SetupError is an error Train found before its first step: an invalid
+// configuration, a run directory in use or inconsistent, missing data. The
+// run directory is then as it was (a directory Train created is removed).
+type SetupError struct{ Err error }
+
+func (e *SetupError) Error() string { return e.Err.Error() }
+func (e *SetupError) Unwrap() error { return e.Err }
+
 // Train runs one training job as configured, writing its run directory, and
 // returns the summary. A cancelled ctx checkpoints and returns ctx.Err().
+// Errors before the first step are *SetupError.
 func Train(ctx context.Context, cfg TrainConfig, opt Options) (*Summary, error) {
+	var run func() (*Summary, error)
+	sum, err := setupTrain(ctx, cfg, opt, &run)
+	if err != nil {
+		return sum, &SetupError{err}
+	}
+	return run()
+}
+
+// setupTrain validates, locks and prepares the run directory and builds the
+// job; *run is then the training itself.
+func setupTrain(ctx context.Context, cfg TrainConfig, opt Options, run *func() (*Summary, error)) (sum *Summary, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	if cfg.Out == "" {
 		return nil, errors.New("invalid configuration: an output directory is required")
 	}
-	if contains(pdpMethods(), cfg.Method) {
-		return trainPDP(ctx, cfg, opt)
+	if cfg.DataDir != "" {
+		// Stored absolute, so the run resumes from any working directory.
+		abs, err := filepath.Abs(cfg.DataDir)
+		if err != nil {
+			return nil, fmt.Errorf("data directory: %w", err)
+		}
+		cfg.DataDir = abs
 	}
-	ck, err := prepareRunDir(&cfg, opt.Resume)
+	_, statErr := os.Stat(cfg.Out)
+	created := os.IsNotExist(statErr)
+	// One writer per run directory, for the life of this call.
+	lock, err := fileutil.Lock(cfg.Out)
 	if err != nil {
 		return nil, err
 	}
+	defer func() { lock.Release() }() // unless handed over to *run (lock = nil)
+	defer func() {
+		// A directory this call created for a run that failed before
+		// writing its configuration is removed again.
+		if created && err != nil {
+			if _, serr := os.Stat(filepath.Join(cfg.Out, configFile)); os.IsNotExist(serr) {
+				os.RemoveAll(cfg.Out)
+			}
+		}
+	}()
+	if _, err := fileutil.RemoveTemps(cfg.Out); err != nil {
+		return nil, err
+	}
+	if contains(pdpMethods(), cfg.Method) {
+		j, err := setupPDP(cfg, opt)
+		if err != nil {
+			return nil, err
+		}
+		l := lock
+		*run = func() (*Summary, error) { defer l.Release(); return j.run(ctx, opt.Progress) }
+		lock = nil
+		return nil, nil
+	}
+	rp, err := prepareRunDir(&cfg, opt.Resume)
+	if err != nil {
+		return nil, err
+	}
+	ck := rp.ck
 	job, err := buildJob(cfg, ck)
 	if err != nil {
 		return nil, err
 	}
-	return job.run(ctx, opt.Progress)
-}
-
-// prepareRunDir creates a new run directory (refusing to overwrite an
-// existing run) or, when resuming, reads its checkpoint.
-func prepareRunDir(cfg *TrainConfig, resume bool) (*checkpoint, error) {
-	statePath := filepath.Join(cfg.Out, stateFile)
-	if !resume {
-		if _, err := os.Stat(statePath); err == nil {
-			return nil, fmt.Errorf("run directory %s already holds a run: resume it with --resume or choose another --out", cfg.Out)
-		}
-		if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
-			return nil, fmt.Errorf("run directory: %w", err)
-		}
-		return nil, writeJSONAtomic(filepath.Join(cfg.Out, configFile), cfg)
+	if err := rp.commit(&cfg); err != nil {
+		return nil, fmt.Errorf("run directory %s: %w", cfg.Out, err)
 	}
-	var stored TrainConfig
-	if err := readJSON(filepath.Join(cfg.Out, configFile), &stored); err != nil {
-		return nil, fmt.Errorf("resume %s: %w", cfg.Out, err)
-	}
-	// Only the run length may change on resume; everything else must match
-	// the stored configuration so the privacy accounting stays meaningful.
-	stored.Steps, stored.Epochs, stored.TargetEpsilon = cfg.Steps, cfg.Epochs, cfg.TargetEpsilon
-	stored.Out = cfg.Out
-	if err := stored.Validate(); err != nil {
-		return nil, fmt.Errorf("resume %s: %w", cfg.Out, err)
-	}
-	*cfg = stored
-	var ck checkpoint
-	if err := readJSON(statePath, &ck); err != nil {
-		return nil, fmt.Errorf("resume %s: no usable checkpoint: %w", cfg.Out, err)
-	}
-	if ck.Version != checkpointVersion {
-		return nil, fmt.Errorf("resume %s: checkpoint version %d, this trainer reads %d", cfg.Out, ck.Version, checkpointVersion)
-	}
-	return &ck, writeJSONAtomic(filepath.Join(cfg.Out, configFile), cfg)
+	l := lock
+	*run = func() (*Summary, error) { defer l.Release(); return job.run(ctx, opt.Progress) }
+	lock = nil // released by run
+	return nil, nil
 }
 
 // job is a fully built run.
@@ -219,6 +252,7 @@ func buildJob(cfg TrainConfig, resume *checkpoint) (*job, error) {
 		spec.InputShape = []int{train.Dim()} // a dense model sees flat inputs
 	}
 	if resume != nil {
+		removeModelsExcept(cfg.Out, resume.ModelFile) // superseded checkpoints of a crashed run
 		j.model, err = model.Load(filepath.Join(cfg.Out, resume.ModelFile))
 		if err == nil && !sameModelSpec(j.model.Spec(), spec) {
 			err = fmt.Errorf("checkpoint model %+v does not match the configuration %+v", j.model.Spec(), spec)
@@ -262,6 +296,9 @@ func buildJob(cfg TrainConfig, resume *checkpoint) (*job, error) {
 	if cfg.Private() {
 		if j.acct, err = newAccountant(cfg, resume); err != nil {
 			return nil, err
+		}
+		if resume != nil && j.acct.Steps() != resume.NextStep {
+			return nil, fmt.Errorf("resume %s: the accountant history holds %d steps, the checkpoint is at step %d", cfg.Out, j.acct.Steps(), resume.NextStep)
 		}
 		tc.Accountant = j.acct
 	}
@@ -318,6 +355,14 @@ func (j *job) buildAggregator(cfg TrainConfig) (privacy.Mechanism, error) {
 // planLength fixes the last step from the configured steps/epochs and, for
 // a target ε, the largest number of steps whose composition stays within it.
 func (j *job) planLength() error {
+	if j.acct != nil {
+		// One step composed on a copy: a bound that cannot be used (say the
+		// white-box bound outside its conditions) fails here, before the run
+		// directory is written.
+		if _, err := j.trainer.NextStepFits(math.MaxFloat64); err != nil {
+			return fmt.Errorf("invalid configuration: %w", err)
+		}
+	}
 	limit := math.MaxInt
 	j.stoppedBy = "budget"
 	if j.cfg.Steps > 0 {
@@ -330,9 +375,23 @@ func (j *job) planLength() error {
 		if err != nil {
 			return err
 		}
+		if b == 0 && j.acct.Steps() == 0 {
+			one := j.acct.Clone()
+			if err := one.Compose(j.trainer.StepMechanism(), 1); err != nil {
+				return err
+			}
+			r, err := one.Epsilon(j.cfg.Delta, j.conversion)
+			if err != nil {
+				return err
+			}
+			return fmt.Errorf("invalid configuration: target ε = %v is smaller than the ε of a single step (%.6g at δ = %g): no step fits; raise the target ε or σ", j.cfg.TargetEpsilon, r.Epsilon, j.cfg.Delta)
+		}
 		if total := j.acct.Steps() + b; total < limit {
 			limit, j.stoppedBy = total, "budget"
 		}
+	}
+	if limit < j.start {
+		return fmt.Errorf("resume %s: the configured length (%d steps) is shorter than the %d steps already done; a run cannot be shortened", j.cfg.Out, limit, j.start)
 	}
 	j.maxSteps = limit
 	return nil
@@ -387,7 +446,10 @@ func newAccountant(cfg TrainConfig, resume *checkpoint) (*privacy.Accountant, er
 	if err != nil {
 		return nil, err
 	}
-	if resume != nil && len(resume.Accountant) > 0 {
+	if resume != nil {
+		if len(resume.Accountant) == 0 {
+			return nil, fmt.Errorf("resume %s: the checkpoint has no accountant history", cfg.Out)
+		}
 		if err := json.Unmarshal(resume.Accountant, acct); err != nil {
 			return nil, fmt.Errorf("resume: accountant history: %w", err)
 		}
@@ -486,7 +548,7 @@ func (j *job) checkpoint(next int, begin time.Time, metrics *runLogs) error {
 	ck := j.ck
 	ck.Version, ck.NextStep = checkpointVersion, next
 	ck.TrainSecs += time.Since(begin).Seconds()
-	ck.ModelFile = fmt.Sprintf("model-%d.bin", next)
+	ck.ModelFile = modelFileName(next)
 	if err := model.Save(filepath.Join(j.cfg.Out, ck.ModelFile), j.model); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
@@ -500,15 +562,13 @@ func (j *job) checkpoint(next int, begin time.Time, metrics *runLogs) error {
 		}
 		ck.Accountant = data
 	}
+	if err := bind(j.cfg.Out, &j.cfg, &ck); err != nil {
+		return err
+	}
 	if err := writeJSONAtomic(filepath.Join(j.cfg.Out, stateFile), ck); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
-	old, _ := filepath.Glob(filepath.Join(j.cfg.Out, "model-*.bin"))
-	for _, f := range old {
-		if filepath.Base(f) != ck.ModelFile {
-			os.Remove(f)
-		}
-	}
+	removeModelsExcept(j.cfg.Out, ck.ModelFile)
 	return nil
 }
 

@@ -9,7 +9,8 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
+
+	"github.com/privtrain/privtrain/internal/fileutil"
 )
 
 // File format (all integers little-endian):
@@ -50,41 +51,8 @@ func Save(path string, m Model) error {
 	}
 	sum := sha256.Sum256(buf.Bytes())
 	buf.Write(sum[:])
-	if err := writeAtomic(path, buf.Bytes()); err != nil {
+	if err := fileutil.WriteAtomic(path, buf.Bytes()); err != nil {
 		return fmt.Errorf("model: save %s: %w", path, err)
-	}
-	return nil
-}
-
-func writeAtomic(path string, data []byte) (err error) {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	if _, err = f.Write(data); err != nil {
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(tmp, path); err != nil {
-		return err
-	}
-	// Make the rename durable; not all platforms can sync a directory.
-	if d, derr := os.Open(dir); derr == nil {
-		d.Sync()
-		d.Close()
 	}
 	return nil
 }

@@ -345,3 +345,16 @@ func TestMakePlan(t *testing.T) {
 		}
 	}
 }
+
+// TestArchsAreKnown checks that every listed name builds and that an
+// unlisted one does not.
+func TestArchsAreKnown(t *testing.T) {
+	for _, a := range Archs() {
+		if _, _, _, err := archLayers(Spec{Arch: a, InputShape: []int{1, 28, 28}, Classes: 10}); err != nil {
+			t.Errorf("%s: %v", a, err)
+		}
+	}
+	if _, _, _, err := archLayers(Spec{Arch: "resnet", InputShape: []int{1, 28, 28}, Classes: 10}); err == nil {
+		t.Error("unknown architecture accepted")
+	}
+}

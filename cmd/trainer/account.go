@@ -110,7 +110,7 @@ func parseAccountFlags(sub string, args []string) (accountFlags, error) {
 	fs.Float64Var(&f.sigma, "sigma", 0, "Gaussian noise multiplier (gaussian; baseline σ for rgm)")
 	fs.Float64Var(&f.b, "b", 0, "Laplace scale (laplace, ptr)")
 	fs.Float64Var(&f.sigma1, "sigma1", 0, "PTR: noise multiplier of the SUM branch")
-	fs.Float64Var(&f.tau, "tau", 0, "PTR: normalized trimmed-sum sensitivity, σ2 = τ·σ1")
+	fs.Float64Var(&f.tau, "tau", 0, "PTR: normalized proposed sensitivity τ/R ∈ (0, 1] (train's --tau divided by its --clip R), σ2 = τ·σ1")
 	fs.Float64Var(&f.delta0, "delta0", 0, "PTR: failure probability of the test")
 	fs.Float64Var(&f.eta, "eta", 0, "RGM: relative sensitivity η")
 	fs.Float64Var(&f.gamma, "gamma", 0, "RGM: relative noise scale γ")

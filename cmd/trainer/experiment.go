@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/privtrain/privtrain/experiments"
 	"github.com/privtrain/privtrain/experiments/privacyfigs"
@@ -64,14 +65,11 @@ func runExperiment(args []string, stdout, stderr io.Writer) int {
 }
 
 func runPrivacyFigures(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("trainer experiment privacy-figures", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	setUsage(fs, "trainer experiment privacy-figures [flags]")
-	out := fs.String("out", "out/privacy-figures", "output directory")
-	if err := fs.Parse(args); err != nil {
+	out, err := parsePrivacyFigures(args, stderr)
+	if err != nil {
 		return err
 	}
-	files, err := privacyfigs.Generate(*out)
+	files, err := privacyfigs.Generate(out)
 	if err != nil {
 		return err
 	}
@@ -81,7 +79,36 @@ func runPrivacyFigures(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
+func parsePrivacyFigures(args []string, stderr io.Writer) (string, error) {
+	fs := flag.NewFlagSet("trainer experiment privacy-figures", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	out := fs.String("out", "out/privacy-figures", "output directory")
+	if err := fs.Parse(args); err != nil {
+		return "", err
+	}
+	if fs.NArg() > 0 {
+		return "", fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	}
+	return *out, nil
+}
+
 func runPTRTable(args []string, stdout, stderr io.Writer) error {
+	t, err := parsePTRTable(args, stderr)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	rows, err := experiments.RunPTRTable(ctx, t, stderr)
+	if err != nil {
+		return err
+	}
+	fmt.Fprint(stdout, experiments.PTRTableMarkdown(rows))
+	return nil
+}
+
+// parsePTRTable parses `trainer experiment ptr-table` flags.
+func parsePTRTable(args []string, stderr io.Writer) (experiments.PTRTable, error) {
 	fs := flag.NewFlagSet("trainer experiment ptr-table", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	setUsage(fs, "trainer experiment ptr-table [flags]")
@@ -95,30 +122,26 @@ func runPTRTable(args []string, stdout, stderr io.Writer) error {
 	fs.Float64Var(&t.DPSGDSigma, "dpsgd-sigma", 0, "σ of the dpsgd baseline (0: the preset's Gaussian σ)")
 	fs.StringVar(&t.Out, "out", "out/ptr-table", "output directory (finished runs in it are reused)")
 	if err := fs.Parse(args); err != nil {
-		return err
+		return t, err
+	}
+	if fs.NArg() > 0 {
+		return t, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
 	}
 	t.Methods = strings.Split(*methods, ",")
 	for _, c := range strings.Split(*corr, ",") {
 		kind, ratio, ok := strings.Cut(c, ":")
 		r, err := strconv.ParseFloat(ratio, 64)
 		if !ok || err != nil {
-			return fmt.Errorf("corruption setting %q: want KIND:RATIO", c)
+			return t, fmt.Errorf("corruption setting %q: want KIND:RATIO", c)
 		}
 		t.Corruptions = append(t.Corruptions, experiments.Corruption{Kind: kind, Ratio: r})
 	}
 	for _, s := range strings.Split(*seeds, ",") {
 		v, err := strconv.ParseUint(s, 10, 64)
 		if err != nil {
-			return fmt.Errorf("seed %q: %w", s, err)
+			return t, fmt.Errorf("seed %q: %w", s, err)
 		}
 		t.Seeds = append(t.Seeds, v)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	rows, err := experiments.RunPTRTable(ctx, t, stderr)
-	if err != nil {
-		return err
-	}
-	fmt.Fprint(stdout, experiments.PTRTableMarkdown(rows))
-	return nil
+	return t, nil
 }

@@ -43,7 +43,7 @@ func main() {
 func dispatch(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprintln(stderr, "trainer: no command given, running the default job (trainer train with its defaults; see trainer help)")
-		return runTrain(nil, stdout, stderr)
+		return runDefaultJob(stdout, stderr)
 	}
 	cmds := commands()
 	if c, ok := cmds[args[0]]; ok {

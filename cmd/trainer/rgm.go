@@ -6,12 +6,15 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/privtrain/privtrain/datasets"
 	"github.com/privtrain/privtrain/experiments/rgmfig"
+	"github.com/privtrain/privtrain/internal/fileutil"
 	"github.com/privtrain/privtrain/optim/ridgegd"
 )
 
@@ -38,59 +41,124 @@ type rgmRun struct {
 	Nodes    []ridgegd.NodeReport `json:"nodes,omitempty"`
 }
 
+// rgmOptions are the parsed `trainer rgm-gd` flags.
+type rgmOptions struct {
+	dataDir, out, split, method, clipNoise, consts, format string
+	figure                                                 bool
+	nodes, warmup, iters, runs, workers                    int
+	bias, eps, alpha, muReg, clipFactor, ptrEps, ptrDelta  float64
+	seed                                                   uint64
+	set                                                    map[string]bool
+}
+
+// parseRGM parses and checks every rgm-gd flag before any data is loaded;
+// code ≥ 0 means stop with that exit code (0: -h).
+func parseRGM(args []string, stderr io.Writer) (o rgmOptions, code int) {
+	fs := flag.NewFlagSet("rgm-gd", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.dataDir, "data-dir", "", "data directory holding ijcnn1/ (default: $"+datasets.DataDirEnv+")")
+	fs.StringVar(&o.out, "out", "", "output directory (required)")
+	fs.BoolVar(&o.figure, "figure", false, "reproduce Figure 1 (ε = 0.1) and the Appendix D ijcnn1 panel (ε = 1e-3) into --out; only --data-dir, --out, --iterations, --runs, --seed and --workers apply")
+	fs.IntVar(&o.nodes, "nodes", 2, "number of nodes")
+	fs.StringVar(&o.split, "split", "random", "node split: random, label or bias")
+	fs.Float64Var(&o.bias, "bias", 10, "bias split: per-coordinate shift B of the odd nodes' objectives")
+	fs.IntVar(&o.warmup, "warmup", 50, "label split: random rows given to each node first")
+	fs.IntVar(&o.iters, "iterations", 300, "gradient steps")
+	fs.Float64Var(&o.eps, "epsilon", 0.1, "per-step, per-node RDP ε")
+	fs.Float64Var(&o.alpha, "alpha", 2, "RDP order α")
+	fs.Float64Var(&o.muReg, "mu-reg", 0.03, "ridge regularization μ_reg")
+	fs.StringVar(&o.method, "method", "rgm", "gradient privatization: rgm, clip or none")
+	fs.Float64Var(&o.clipFactor, "clip-factor", 1, "clip: threshold as a multiple of the largest per-example gradient norm at the node's local optimum")
+	fs.StringVar(&o.clipNoise, "clip-noise", "eq82", "clip: noise σ² = αc²/(εN²) (eq82, the paper) or 2αc²/(εN²) (replace-one, exactly ε-RDP for replace-one neighbours)")
+	fs.StringVar(&o.consts, "constants", "rigorous", "rgm: sensitivity constants, rigorous (Prop. 1 and eq. (10)) or paper (Appendix C.2, constant factors omitted; not a proven bound)")
+	fs.Float64Var(&o.ptrEps, "ptr-epsilon", 1, "rgm: ε of the one-off PTR test (Proposition 2)")
+	fs.Float64Var(&o.ptrDelta, "ptr-delta", 1e-10, "rgm: δ of the PTR test")
+	fs.Uint64Var(&o.seed, "seed", 1, "seed of run 0; run r uses seed+r for the split and the noise")
+	fs.IntVar(&o.runs, "runs", 1, "number of runs (seeds seed, seed+1, …); --figure defaults to 3")
+	fs.StringVar(&o.format, "format", "both", "per-iteration output: csv, jsonl or both")
+	fs.IntVar(&o.workers, "workers", 2, "--figure: runs executed concurrently")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return o, 0
+		}
+		return o, 2
+	}
+	o.set = map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { o.set[f.Name] = true })
+	if err := o.check(fs.Args()); err != nil {
+		fmt.Fprintf(stderr, "rgm-gd: %v\n", err)
+		return o, 2
+	}
+	return o, -1
+}
+
+// check validates the options (before any data is loaded or file written).
+func (o *rgmOptions) check(extra []string) error {
+	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+	oneOf := func(name, v string, allowed ...string) error {
+		for _, a := range allowed {
+			if v == a {
+				return nil
+			}
+		}
+		return fmt.Errorf("--%s must be %s, got %q", name, strings.Join(allowed, ", "), v)
+	}
+	switch {
+	case len(extra) > 0:
+		return fmt.Errorf("unexpected arguments %q", extra)
+	case o.out == "":
+		return errors.New("--out is required")
+	case o.runs < 1:
+		return fmt.Errorf("--runs must be ≥ 1, got %d", o.runs)
+	case o.iters < 1:
+		return fmt.Errorf("--iterations must be ≥ 1, got %d", o.iters)
+	case o.workers < 1:
+		return fmt.Errorf("--workers must be ≥ 1, got %d", o.workers)
+	case o.nodes < 1:
+		return fmt.Errorf("--nodes must be ≥ 1, got %d", o.nodes)
+	case o.warmup < 0:
+		return fmt.Errorf("--warmup must be ≥ 0, got %d", o.warmup)
+	case !(o.eps > 0) || !finite(o.eps):
+		return fmt.Errorf("--epsilon must be finite and > 0, got %v", o.eps)
+	case !(o.alpha > 1) || !finite(o.alpha):
+		return fmt.Errorf("--alpha must be finite and > 1, got %v", o.alpha)
+	case !(o.muReg >= 0) || !finite(o.muReg):
+		return fmt.Errorf("--mu-reg must be finite and ≥ 0, got %v", o.muReg)
+	case !finite(o.bias):
+		return fmt.Errorf("--bias must be finite, got %v", o.bias)
+	case !(o.clipFactor > 0) || !finite(o.clipFactor):
+		return fmt.Errorf("--clip-factor must be finite and > 0, got %v", o.clipFactor)
+	case !(o.ptrEps > 0) || !finite(o.ptrEps):
+		return fmt.Errorf("--ptr-epsilon must be finite and > 0, got %v", o.ptrEps)
+	case !(o.ptrDelta > 0 && o.ptrDelta < 1):
+		return fmt.Errorf("--ptr-delta must be in (0, 1), got %v", o.ptrDelta)
+	}
+	for _, c := range [][]string{
+		{"format", o.format, "csv", "jsonl", "both"},
+		{"method", o.method, string(ridgegd.MethodRGM), string(ridgegd.MethodClip), string(ridgegd.MethodNone)},
+		{"split", o.split, string(ridgegd.SplitRandom), string(ridgegd.SplitLabel), string(ridgegd.SplitBias)},
+		{"clip-noise", o.clipNoise, "eq82", "replace-one"},
+		{"constants", o.consts, "rigorous", "paper"},
+	} {
+		if err := oneOf(c[0], c[1], c[2:]...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // runRGM is `trainer rgm-gd`: private gradient descent for ridge regression
 // on ijcnn1 over several nodes (the RGM paper's Section 6), writing the
 // optimality gap f(θ_t) − f* per iteration; with --figure it reproduces the
 // paper's Figure 1 and its Appendix D ijcnn1 panel.
 func runRGM(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("rgm-gd", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	setUsage(fs, "trainer rgm-gd [flags]")
-	dataDir := fs.String("data-dir", "", "data directory holding ijcnn1/ (default: $"+datasets.DataDirEnv+")")
-	out := fs.String("out", "", "output directory (required)")
-	figure := fs.Bool("figure", false, "reproduce Figure 1 (ε = 0.1) and the Appendix D ijcnn1 panel (ε = 1e-3) into --out; only --data-dir, --out, --iterations, --runs, --seed and --workers apply")
-	nodes := fs.Int("nodes", 2, "number of nodes")
-	split := fs.String("split", "random", "node split: random, label or bias")
-	bias := fs.Float64("bias", 10, "bias split: per-coordinate shift B of the odd nodes' objectives")
-	warmup := fs.Int("warmup", 50, "label split: random rows given to each node first")
-	iters := fs.Int("iterations", 300, "gradient steps")
-	eps := fs.Float64("epsilon", 0.1, "per-step, per-node RDP ε")
-	alpha := fs.Float64("alpha", 2, "RDP order α")
-	muReg := fs.Float64("mu-reg", 0.03, "ridge regularization μ_reg")
-	method := fs.String("method", "rgm", "gradient privatization: rgm, clip or none")
-	clipFactor := fs.Float64("clip-factor", 1, "clip: threshold as a multiple of the largest per-example gradient norm at the node's local optimum")
-	clipNoise := fs.String("clip-noise", "eq82", "clip: noise σ² = αc²/(εN²) (eq82, the paper) or 2αc²/(εN²) (replace-one, exactly ε-RDP for replace-one neighbours)")
-	consts := fs.String("constants", "rigorous", "rgm: sensitivity constants, rigorous (Prop. 1 and eq. (10)) or paper (Appendix C.2, constant factors omitted; not a proven bound)")
-	ptrEps := fs.Float64("ptr-epsilon", 1, "rgm: ε of the one-off PTR test (Proposition 2)")
-	ptrDelta := fs.Float64("ptr-delta", 1e-10, "rgm: δ of the PTR test")
-	seed := fs.Uint64("seed", 1, "seed of run 0; run r uses seed+r for the split and the noise")
-	runs := fs.Int("runs", 1, "number of runs (seeds seed, seed+1, …); --figure defaults to 3")
-	format := fs.String("format", "both", "per-iteration output: csv, jsonl or both")
-	workers := fs.Int("workers", 2, "--figure: runs executed concurrently")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	o, code := parseRGM(args, stderr)
+	if code >= 0 {
+		return code
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "rgm-gd: unexpected arguments %q\n", fs.Args())
-		return 2
-	}
-	if *out == "" {
-		fmt.Fprintln(stderr, "rgm-gd: --out is required")
-		return 2
-	}
-	if *format != "csv" && *format != "jsonl" && *format != "both" {
-		fmt.Fprintf(stderr, "rgm-gd: --format must be csv, jsonl or both, got %q\n", *format)
-		return 2
-	}
-	if *runs < 1 {
-		fmt.Fprintf(stderr, "rgm-gd: --runs must be ≥ 1, got %d\n", *runs)
-		return 2
-	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	dataDir, out, figure, nodes, split, bias, warmup, iters := &o.dataDir, &o.out, &o.figure, &o.nodes, &o.split, &o.bias, &o.warmup, &o.iters
+	eps, alpha, muReg, method, clipFactor, clipNoise, consts := &o.eps, &o.alpha, &o.muReg, &o.method, &o.clipFactor, &o.clipNoise, &o.consts
+	ptrEps, ptrDelta, seed, runs, format, workers, set := &o.ptrEps, &o.ptrDelta, &o.seed, &o.runs, &o.format, &o.workers, o.set
 
 	dir := datasets.ResolveDataDir(*dataDir)
 	data, err := rgmfig.LoadIJCNN1(dir)
@@ -197,59 +265,52 @@ func rgmRunOne(data *ridgegd.Data, split string, nodes, warmup int, bias, muReg 
 func writeRGMOutputs(dir, format string, seed uint64, gaps [][]float64, sum rgmSummary) error {
 	ff := func(v float64) string { return strconv.FormatFloat(v, 'g', 17, 64) }
 	if format == "csv" || format == "both" {
-		f, err := os.Create(filepath.Join(dir, "gap.csv"))
-		if err != nil {
-			return err
-		}
-		fmt.Fprint(f, "iteration")
-		n := 0
-		for r, g := range gaps {
-			if g != nil {
-				fmt.Fprintf(f, ",seed_%d", seed+uint64(r))
-				n = len(g)
-			}
-		}
-		fmt.Fprintln(f)
-		for t := 0; t < n; t++ {
-			fmt.Fprint(f, t)
-			for _, g := range gaps {
+		err := fileutil.WriteAtomicFunc(filepath.Join(dir, "gap.csv"), func(f io.Writer) error {
+			fmt.Fprint(f, "iteration")
+			n := 0
+			for r, g := range gaps {
 				if g != nil {
-					fmt.Fprint(f, ","+ff(g[t]))
+					fmt.Fprintf(f, ",seed_%d", seed+uint64(r))
+					n = len(g)
 				}
 			}
 			fmt.Fprintln(f)
-		}
-		if err := f.Close(); err != nil {
+			for t := 0; t < n; t++ {
+				fmt.Fprint(f, t)
+				for _, g := range gaps {
+					if g != nil {
+						fmt.Fprint(f, ","+ff(g[t]))
+					}
+				}
+				if _, err := fmt.Fprintln(f); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
 			return err
 		}
 	}
 	if format == "jsonl" || format == "both" {
-		f, err := os.Create(filepath.Join(dir, "gap.jsonl"))
+		err := fileutil.WriteAtomicFunc(filepath.Join(dir, "gap.jsonl"), func(f io.Writer) error {
+			enc := json.NewEncoder(f)
+			for r, g := range gaps {
+				for t, v := range g {
+					if err := enc.Encode(map[string]any{"seed": seed + uint64(r), "iteration": t, "gap": v}); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		})
 		if err != nil {
 			return err
 		}
-		enc := json.NewEncoder(f)
-		for r, g := range gaps {
-			for t, v := range g {
-				if err := enc.Encode(map[string]any{"seed": seed + uint64(r), "iteration": t, "gap": v}); err != nil {
-					f.Close()
-					return err
-				}
-			}
-		}
-		if err := f.Close(); err != nil {
-			return err
-		}
 	}
-	f, err := os.Create(filepath.Join(dir, "summary.json"))
+	data, err := json.MarshalIndent(sum, "", "  ")
 	if err != nil {
-		return err
+		return fmt.Errorf("summary.json: %w", err)
 	}
-	enc := json.NewEncoder(f)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(sum); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return fileutil.WriteAtomic(filepath.Join(dir, "summary.json"), append(data, '\n'))
 }

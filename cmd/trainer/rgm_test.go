@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -85,5 +86,62 @@ func TestRGMRunWritesGaps(t *testing.T) {
 		if n := strings.Count(string(jl), "\n"); n != 21*len(sum.Runs) {
 			t.Errorf("%v: gap.jsonl has %d lines", tc.args, n)
 		}
+	}
+}
+
+// TestRGMValidatesBeforeLoading: every bad flag value is refused (exit 2,
+// naming the flag) before the data is loaded — the data directory here is
+// empty, so reaching the loader would give the ijcnn1 error instead — and
+// nothing is written.
+func TestRGMValidatesBeforeLoading(t *testing.T) {
+	empty := t.TempDir()
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--method", "magic"}, "--method must be rgm, clip, none"},
+		{[]string{"--split", "diagonal"}, "--split must be random, label, bias"},
+		{[]string{"--nodes", "0"}, "--nodes must be ≥ 1"},
+		{[]string{"--iterations", "0"}, "--iterations must be ≥ 1"},
+		{[]string{"--epsilon", "NaN"}, "--epsilon must be finite and > 0"},
+		{[]string{"--epsilon", "-1"}, "--epsilon must be finite and > 0"},
+		{[]string{"--alpha", "1"}, "--alpha must be finite and > 1"},
+		{[]string{"--mu-reg", "Inf"}, "--mu-reg must be finite"},
+		{[]string{"--clip-noise", "loud"}, "--clip-noise must be eq82, replace-one"},
+		{[]string{"--constants", "vibes"}, "--constants must be rigorous, paper"},
+		{[]string{"--ptr-delta", "1"}, "--ptr-delta must be in (0, 1)"},
+		{[]string{"--workers", "0"}, "--workers must be ≥ 1"},
+	}
+	for _, tc := range tests {
+		out := filepath.Join(t.TempDir(), "out")
+		var so, se bytes.Buffer
+		args := append([]string{"--out", out, "--data-dir", empty}, tc.args...)
+		if code := runRGM(args, &so, &se); code != 2 || !strings.Contains(se.String(), tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 and %q", tc.args, code, se.String(), tc.want)
+		}
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Errorf("%v: the output directory was created", tc.args)
+		}
+	}
+}
+
+// TestRGMSummaryNeverEmpty: a summary that cannot be encoded (NaN) is an
+// error and leaves no summary.json, instead of a 0-byte file.
+func TestRGMSummaryNeverEmpty(t *testing.T) {
+	dir := t.TempDir()
+	err := writeRGMOutputs(dir, "csv", 1, nil, rgmSummary{MuReg: math.NaN()})
+	if err == nil {
+		t.Fatal("NaN summary written without error")
+	}
+	if _, serr := os.Stat(filepath.Join(dir, "summary.json")); !os.IsNotExist(serr) {
+		t.Error("summary.json exists after a failed write")
+	}
+	if err := writeRGMOutputs(dir, "csv", 1, nil, rgmSummary{MuReg: 0.03}); err != nil {
+		t.Fatal(err)
+	}
+	var back rgmSummary
+	data, _ := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err := json.Unmarshal(data, &back); err != nil || back.MuReg != 0.03 {
+		t.Errorf("summary.json = %q (%v)", data, err)
 	}
 }

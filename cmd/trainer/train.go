@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/privtrain/privtrain/aggregate"
 	"github.com/privtrain/privtrain/corruption"
@@ -20,7 +21,17 @@ import (
 // runTrain parses `trainer train` flags into a TrainConfig (defaults, then
 // --preset, then --config file, then explicit flags) and runs it.
 func runTrain(args []string, stdout, stderr io.Writer) int {
-	cfg, resume, err := parseTrainFlags(args, stderr)
+	return runTrainFrom(args, experiments.TrainDefaults(), stdout, stderr)
+}
+
+// runDefaultJob is `trainer` with no arguments: DefaultConfig (TSGD+PTR on
+// MNIST with 10% flipped labels, ε = 3) in the first free runs/default*.
+func runDefaultJob(stdout, stderr io.Writer) int {
+	return runTrainFrom(nil, experiments.DefaultConfig(), stdout, stderr)
+}
+
+func runTrainFrom(args []string, base experiments.TrainConfig, stdout, stderr io.Writer) int {
+	cfg, resume, err := parseTrainFlagsFrom(args, base, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
@@ -28,7 +39,7 @@ func runTrain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "trainer train: %v\n", err)
 		return 2
 	}
-	if len(args) == 0 {
+	if args == nil {
 		// The default job never collides with an earlier one: it takes the
 		// first free runs/default, runs/default-2, ….
 		cfg.Out = freeRunDir(cfg.Out)
@@ -36,11 +47,16 @@ func runTrain(args []string, stdout, stderr io.Writer) int {
 	if cfg.ReproducibleNoise && !resume {
 		fmt.Fprintf(stderr, "WARNING: --seed %d makes the privacy noise reproducible: the guarantee holds only while the seed is kept secret\n", cfg.Seed)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	// SIGTERM (kill, Slurm, systemd) checkpoints like Ctrl-C.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	sum, err := experiments.Train(ctx, cfg, experiments.Options{Progress: stderr, Resume: resume})
 	if err != nil {
 		fmt.Fprintf(stderr, "trainer train: %v\n", err)
+		var setup *experiments.SetupError
+		if errors.As(err, &setup) {
+			return 2 // refused before the first step: bad input, nothing lost
+		}
 		return 1
 	}
 	fmt.Fprintf(stdout, "method %s on %s (%s): %d steps (stopped by %s), %.0f examples/s\n",
@@ -77,6 +93,12 @@ func runTrain(args []string, stdout, stderr io.Writer) int {
 }
 
 func parseTrainFlags(args []string, stderr io.Writer) (experiments.TrainConfig, bool, error) {
+	return parseTrainFlagsFrom(args, experiments.TrainDefaults(), stderr)
+}
+
+// parseTrainFlagsFrom parses train flags on top of base (TrainDefaults, or
+// DefaultConfig for the default job).
+func parseTrainFlagsFrom(args []string, base experiments.TrainConfig, stderr io.Writer) (experiments.TrainConfig, bool, error) {
 	// First pass: only --preset and --config, which set the defaults the
 	// other flags override.
 	pre := flag.NewFlagSet("train", flag.ContinueOnError)
@@ -86,7 +108,19 @@ func parseTrainFlags(args []string, stderr io.Writer) (experiments.TrainConfig, 
 	method := pre.String("method", "", "")
 	_ = pre.Parse(filterFlags(args, "preset", "config", "method"))
 
-	cfg := experiments.DefaultConfig()
+	out, resuming := resumeTarget(args)
+	if resuming {
+		if *preset != "" || *config != "" {
+			return experiments.TrainConfig{}, false, errors.New("--resume continues the run as stored in its directory: --preset and --config cannot be combined with it")
+		}
+		stored, err := experiments.ReadRunConfig(out)
+		if err != nil {
+			return stored, false, fmt.Errorf("resume: %w", err)
+		}
+		cfg, err := parseResumeFlags(args, stored, stderr)
+		return cfg, true, err
+	}
+	cfg := base
 	if *method != "" {
 		cfg.Method = *method // presets pick σ by method
 	}
@@ -107,11 +141,44 @@ func parseTrainFlags(args []string, stderr io.Writer) (experiments.TrainConfig, 
 		}
 	}
 
+	fs, resume := trainFlagSet(&cfg, *preset, *config, stderr)
+	if err := fs.Parse(args); err != nil {
+		return cfg, false, err
+	}
+	if fs.NArg() > 0 {
+		return cfg, false, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	}
+	if err := checkMethodFlags(fs, cfg.Method); err != nil {
+		return cfg, false, err
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["seed"] {
+		cfg.ReproducibleNoise = true // asked for reproducibility
+	}
+	if set["corruption"] && cfg.Corruption == "none" && !set["corruption-ratio"] {
+		cfg.CorruptionRatio = 0 // --corruption none needs no ratio
+	}
+	if !cfg.Private() && !set["target-epsilon"] {
+		cfg.TargetEpsilon = 0 // the default budget applies to private methods only
+	}
+	if err := absDataDir(&cfg); err != nil {
+		return cfg, false, err
+	}
+	if err := cfg.Validate(); err != nil {
+		return cfg, false, err
+	}
+	return cfg, *resume, nil
+}
+
+// trainFlagSet defines the train flags on cfg (their defaults are cfg's
+// current values).
+func trainFlagSet(cfg *experiments.TrainConfig, preset, config string, stderr io.Writer) (*flag.FlagSet, *bool) {
 	fs := flag.NewFlagSet("trainer train", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	setUsage(fs, "trainer train [flags]   (defaults, then --preset, then --config, then the other flags)")
-	fs.String("preset", *preset, "hyper-parameter preset: "+alternatives(presetNames()))
-	fs.String("config", *config, "JSON or YAML config file (flags override it)")
+	fs.String("preset", preset, "hyper-parameter preset: "+alternatives(presetNames()))
+	fs.String("config", config, "JSON or YAML config file (flags override it)")
 	fs.StringVar(&cfg.Method, "method", cfg.Method, alternatives(experiments.Methods()))
 	fs.StringVar(&cfg.Rule, "rule", cfg.Rule, "aggregation rule for nonprivate-robust: "+alternatives(aggregate.Names()))
 	fs.StringVar(&cfg.Dataset, "dataset", cfg.Dataset, alternatives(datasets.Names()))
@@ -131,7 +198,7 @@ func parseTrainFlags(args []string, stderr io.Writer) (experiments.TrainConfig, 
 	fs.StringVar(&cfg.Conversion, "conversion", cfg.Conversion, "RDP to (ε,δ) conversion: bbg | mironov")
 	fs.StringVar(&cfg.Bound, "bound", cfg.Bound, "subsampled-PTR bound: auto | whitebox | blackbox")
 	fs.BoolVar(&cfg.AllowUnproven, "allow-unproven", cfg.AllowUnproven, "allow bounds outside their proven conditions (reported)")
-	fs.Float64Var(&cfg.Tau, "tau", cfg.Tau, "PTR proposed sensitivity τ (gradient-norm units)")
+	fs.Float64Var(&cfg.Tau, "tau", cfg.Tau, "PTR proposed sensitivity τ in gradient-norm units, 0 < τ < R (trainer account --tau takes τ/R)")
 	fs.Float64Var(&cfg.LaplaceB, "b", cfg.LaplaceB, "PTR Laplace scale b")
 	fs.Float64Var(&cfg.Delta0, "delta0", cfg.Delta0, "PTR failure probability δ₀")
 	fs.Float64Var(&cfg.TrimFraction, "trim-fraction", cfg.TrimFraction, "trim level F as a fraction of the expected batch (tsum, ptr-tsum, krum's f; coord-trimmed-mean's β)")
@@ -140,31 +207,15 @@ func parseTrainFlags(args []string, stderr io.Writer) (experiments.TrainConfig, 
 	fs.BoolVar(&cfg.DynamicIncreaseOnPass, "dynamic-f-increase-on-pass", cfg.DynamicIncreaseOnPass, "use appendix B.1.3's direction (increase F on a passed test)")
 	fs.Float64Var(&cfg.CenteredClipRadius, "cc-radius", cfg.CenteredClipRadius, "radius ρ of the centered-clip rule")
 	fs.StringVar(&cfg.Corruption, "corruption", cfg.Corruption, alternatives(corruption.Kinds()))
-	fs.Float64Var(&cfg.CorruptionRatio, "corruption-ratio", cfg.CorruptionRatio, "fraction of training examples corrupted")
+	fs.Float64Var(&cfg.CorruptionRatio, "corruption-ratio", cfg.CorruptionRatio, "fraction of training examples corrupted (none: 0; train defaults to no corruption, the default job to label-flip 0.1)")
 	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "make the run reproducible from this seed; the privacy noise then derives from it too and the guarantee assumes the seed stays SECRET (default: public seed 1 for initialization and corruption, secret noise from the OS)")
 	fs.BoolVar(&cfg.SecureNoise, "secure-noise", cfg.SecureNoise, "floating-point-safe noise: exact integer sums on a power-of-two grid, discrete Gaussian noise, discrete-Laplace PTR test")
 	fs.StringVar(&cfg.Out, "out", cfg.Out, "run directory")
 	fs.IntVar(&cfg.CheckpointEvery, "checkpoint-every", cfg.CheckpointEvery, "checkpoint every N steps (0: only at the end)")
 	fs.IntVar(&cfg.EvalEvery, "eval-every", cfg.EvalEvery, "evaluate test accuracy every N steps (0: only at the end)")
 	addPDPFlags(fs, &cfg.PDP)
-	resume := fs.Bool("resume", false, "continue the run in --out from its checkpoint")
-	if err := fs.Parse(args); err != nil {
-		return cfg, false, err
-	}
-	if fs.NArg() > 0 {
-		return cfg, false, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
-	}
-	fs.Visit(func(f *flag.Flag) {
-		if f.Name == "seed" {
-			cfg.ReproducibleNoise = true // asked for reproducibility
-		}
-	})
-	if !*resume { // a resumed run is validated against its stored config
-		if err := cfg.Validate(); err != nil {
-			return cfg, false, err
-		}
-	}
-	return cfg, *resume, nil
+	resume := fs.Bool("resume", false, "continue the run in --out exactly as stored (only --steps, --epochs, --target-epsilon, --data-dir, --checkpoint-every, --eval-every may be given; a length change is checked and recorded in changes.jsonl)")
+	return fs, resume
 }
 
 // filterFlags keeps only the named flags (and their values) from args.

@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/privtrain/privtrain/internal/fileutil"
 	"github.com/privtrain/privtrain/randstream"
 )
 
@@ -90,12 +90,37 @@ func ReadBudgets(r io.Reader, n int, defaultDelta float64) ([]Budget, error) {
 			}
 		}
 	}
+	if err := checkOutliers(out); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// MaxBudgetSpread bounds how far a budget may lie from the median budget:
+// ε_i ≤ MaxBudgetSpread·median. A budget far above the rest (a typo such as
+// 1e300) would otherwise dominate the threshold and σ of every round
+// without any message.
+const MaxBudgetSpread = 1000
+
+// checkOutliers refuses budgets more than MaxBudgetSpread times the median.
+func checkOutliers(b []Budget) error {
+	eps := make([]float64, len(b))
+	for i := range b {
+		eps[i] = b[i].Epsilon
+	}
+	sort.Float64s(eps)
+	median := eps[len(eps)/2]
+	for i := range b {
+		if b[i].Epsilon > MaxBudgetSpread*median {
+			return fmt.Errorf("budgets: example %d has ε = %g, more than %d× the median budget %g: refusing a budget far outside the rest (a typo?)", i, b[i].Epsilon, MaxBudgetSpread, median)
+		}
+	}
+	return nil
 }
 
 // LoadBudgets reads a budgets CSV file (see ReadBudgets).
 func LoadBudgets(path string, n int, defaultDelta float64) ([]Budget, error) {
-	f, err := os.Open(path)
+	f, err := fileutil.OpenRegular(path) // a FIFO would block forever
 	if err != nil {
 		return nil, fmt.Errorf("budgets: %w", err)
 	}
@@ -143,6 +168,11 @@ func (s GroupSpec) GroupCounts(n int) (values []float64, counts []int, err error
 	}
 	if s.Groups < 1 {
 		return nil, nil, fmt.Errorf("budget groups: need ≥ 1 group, got %d", s.Groups)
+	}
+	if s.Groups > n {
+		// More groups than examples leaves groups empty and every example in
+		// its own class: planning is linear in the classes, so bound them.
+		return nil, nil, fmt.Errorf("budget groups: %d groups for %d examples: at most one group per example", s.Groups, n)
 	}
 	if !(s.Min > 0) || !(s.Max >= s.Min) || math.IsInf(s.Max, 0) {
 		return nil, nil, fmt.Errorf("budget groups: need 0 < min ≤ max < ∞, got [%v, %v]", s.Min, s.Max)

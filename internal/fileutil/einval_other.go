@@ -1,0 +1,5 @@
+//go:build !unix
+
+package fileutil
+
+func isEINVAL(error) bool { return false }

@@ -1,0 +1,72 @@
+//go:build unix
+
+package fileutil
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// LockFile is the name of the lock file Lock keeps in a directory.
+const LockFile = ".lock"
+
+// ErrInUse is wrapped by Lock's error when another process holds the lock.
+var ErrInUse = errors.New("in use")
+
+// DirLock is an exclusive advisory lock (flock) on a directory, held until
+// Release or the end of the process: the kernel drops it when the process
+// dies, however it dies, so a crashed run never blocks its directory.
+type DirLock struct {
+	f *os.File
+}
+
+// Lock takes the exclusive lock of dir (creating dir if needed). When
+// another process holds it, the error says "run directory DIR is in use by
+// process P" and wraps ErrInUse. Locks are per open file, so a second Lock of
+// the same directory in the same process also fails.
+func Lock(dir string) (*DirLock, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("run directory: %w", err)
+	}
+	path := filepath.Join(dir, LockFile)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("run directory %s: lock: %w", dir, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		defer f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			holder := "another process"
+			if b, rerr := os.ReadFile(path); rerr == nil {
+				if pid, perr := strconv.Atoi(strings.TrimSpace(string(b))); perr == nil {
+					holder = "process " + strconv.Itoa(pid)
+				}
+			}
+			return nil, fmt.Errorf("run directory %s is %w by %s", dir, ErrInUse, holder)
+		}
+		return nil, fmt.Errorf("run directory %s: lock: %w", dir, err)
+	}
+	// Record the holder for the message a second process prints.
+	if err := f.Truncate(0); err == nil {
+		f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	}
+	return &DirLock{f: f}, nil
+}
+
+// Release drops the lock. It is safe on nil and to call twice.
+func (l *DirLock) Release() error {
+	if l == nil || l.f == nil {
+		return nil
+	}
+	err := syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN)
+	if cerr := l.f.Close(); err == nil {
+		err = cerr
+	}
+	l.f = nil
+	return err
+}
