@@ -11,8 +11,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
-
 	"github.com/privtrain/privtrain/aggregate"
 	"github.com/privtrain/privtrain/datasets"
 	"github.com/privtrain/privtrain/model"
@@ -248,9 +246,9 @@ func (j *pdpJob) run(ctx context.Context, progress io.Writer) (*Summary, error) 
 			return nil, err
 		}
 	}
-	var bar *progressbar.ProgressBar
+	var bar stepProgress
 	if progress != nil {
-		bar = newStepBar(progress, j.cfg.Method, j.st.Rounds*j.st.RoundSteps)
+		bar = newStepBar(progress, j.cfg.Method, j.st.Rounds*j.st.RoundSteps, j.q*float64(j.train.N))
 		bar.Set(j.st.NextRound * j.st.RoundSteps)
 	}
 	for j.st.StoppedBy == "" && j.st.NextRound < j.st.Rounds {
@@ -268,7 +266,7 @@ func (j *pdpJob) run(ctx context.Context, progress io.Writer) (*Summary, error) 
 // interruption leaves the previous round's checkpoint in place: resuming
 // redoes the round from its start, identically, and the ledger is charged
 // only once, when the round completes.
-func (j *pdpJob) round(ctx context.Context, metrics *metricsLog, bar *progressbar.ProgressBar) error {
+func (j *pdpJob) round(ctx context.Context, metrics *metricsLog, bar stepProgress) error {
 	begin := time.Now()
 	R := j.st.NextRound
 	plan, err := j.plan()
