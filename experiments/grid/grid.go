@@ -23,6 +23,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"text/tabwriter"
 	"time"
 
 	"github.com/privtrain/privtrain/experiments"
@@ -251,15 +252,16 @@ func (g *Grid) RunAll(ctx context.Context, out string, cells []int, jobs int, pr
 // seed and whether it has finished, is in progress, or has not started.
 func (g *Grid) Plan(w io.Writer, out string) error {
 	fmt.Fprintf(w, "# grid %s: %d cells, run directories %s/cells/<key>\n", g.Name, len(g.Cells), out)
-	fmt.Fprintf(w, "%-5s  %-16s  %-9s  %s  seed  status\n", "cell", "key", "state", strings.Join(g.Columns, "  "))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "cell\tkey\tstate\t%s\tseed\n", strings.Join(g.Columns, "\t"))
 	for i, c := range g.Cells {
 		dir, err := g.Dir(out, i)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(w, "%-5d  %-16s  %-9s  %s  %d\n", i, filepath.Base(dir), cellState(dir), strings.Join(c.Row, "  "), c.Seed)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\n", i, filepath.Base(dir), cellState(dir), strings.Join(c.Row, "\t"), c.Seed)
 	}
-	return nil
+	return tw.Flush()
 }
 
 // cellState is "done", "partial" (checkpoint) or "todo".
