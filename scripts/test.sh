@@ -17,3 +17,8 @@ if [ -n "$unformatted" ]; then
 fi
 go vet ./...
 go test -count=1 -timeout 40m "$@" ./...
+# CI also runs a tiny grid on a real single-node Slurm (needs root; by hand:
+# scripts/slurm-ci.sh).
+if [ "${CI:-}" = true ]; then
+  scripts/slurm-ci.sh
+fi
