@@ -136,11 +136,11 @@ func pdpLength(cfg TrainConfig, q float64) (rounds, steps int) {
 
 func buildPDPJob(cfg TrainConfig, resume bool) (*pdpJob, error) {
 	dataDir := datasets.ResolveDataDir(cfg.DataDir)
-	train, err := datasets.Load(cfg.Dataset, "train", dataDir)
+	train, err := loadSplit(cfg, "train", dataDir)
 	if err != nil {
 		return nil, err
 	}
-	test, err := datasets.Load(cfg.Dataset, "test", dataDir)
+	test, err := loadSplit(cfg, "test", dataDir)
 	if err != nil {
 		return nil, err
 	}

@@ -159,11 +159,11 @@ type job struct {
 
 func buildJob(cfg TrainConfig, resume *checkpoint) (*job, error) {
 	dataDir := datasets.ResolveDataDir(cfg.DataDir)
-	train, err := datasets.Load(cfg.Dataset, "train", dataDir)
+	train, err := loadSplit(cfg, "train", dataDir)
 	if err != nil {
 		return nil, err
 	}
-	test, err := datasets.Load(cfg.Dataset, "test", dataDir)
+	test, err := loadSplit(cfg, "test", dataDir)
 	if err != nil {
 		return nil, err
 	}

@@ -140,7 +140,7 @@ func writeSlurm(name string, fs *flag.FlagSet, g *grid.Grid, m *gridModes, stdou
 			return
 		}
 		v := f.Value.String()
-		if f.Name == "data-dir" && v != "" {
+		if (f.Name == "data-dir" || f.Name == "data-checksums") && v != "" {
 			abs, err := filepath.Abs(v)
 			if err != nil {
 				ferr = err
@@ -208,6 +208,7 @@ func runPTRTable(args []string, stdout, stderr io.Writer) error {
 	t := grid.PTRTable{}
 	fs.StringVar(&t.Preset, "preset", "ptr-mnist", "hyper-parameter preset: ptr-mnist, ptr-emnist, ptr-cifar10")
 	fs.StringVar(&t.DataDir, "data-dir", "", "data directory (default $PRIVTRAIN_DATA; MNIST needs none)")
+	fs.StringVar(&t.DataChecksums, "data-checksums", "", "sha256sum `manifest` to verify CIFAR-10/EMNIST files against instead of the official checksums (e.g. subsets for a smoke test)")
 	eps := fs.String("epsilon", "3", "comma-separated privacy budgets ε (δ = 1e-5), e.g. 3,5")
 	methods := fs.String("methods", "tsgd-ptr,tsgd-gaussian,dpsgd", "comma-separated methods")
 	corr := fs.String("corruptions", "label-flip:0.1,gradient-noise:0.2", "comma-separated KIND:RATIO settings, or \"paper\" for Table 1's seven")
@@ -223,6 +224,13 @@ func runPTRTable(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	var err error
+	if t.DataChecksums != "" {
+		// Absolute, so that a cell's settings hash is the same from any
+		// working directory (and in Slurm tasks).
+		if t.DataChecksums, err = filepath.Abs(t.DataChecksums); err != nil {
+			return err
+		}
+	}
 	if t.Epsilons, err = parseFloats(*eps, "ε"); err != nil {
 		return err
 	}

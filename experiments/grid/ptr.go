@@ -15,12 +15,15 @@ import (
 // (δ = 1e-5) and seed, each run trained until its budget is spent with the
 // preset's hyper-parameters (appendix B.1.3).
 type PTRTable struct {
-	Preset      string // ptr-mnist, ptr-emnist or ptr-cifar10
-	DataDir     string
-	Epsilons    []float64
-	Methods     []string // tsgd-ptr, tsgd-gaussian, dpsgd
-	Corruptions []experiments.Corruption
-	Seeds       []uint64
+	Preset  string // ptr-mnist, ptr-emnist or ptr-cifar10
+	DataDir string
+	// DataChecksums names a sha256sum manifest for files other than the
+	// official ones (CIFAR-10, EMNIST; see datasets.LoadWithChecksums).
+	DataChecksums string
+	Epsilons      []float64
+	Methods       []string // tsgd-ptr, tsgd-gaussian, dpsgd
+	Corruptions   []experiments.Corruption
+	Seeds         []uint64
 	// DPSGDSigma is the noise multiplier of the dpsgd baseline (0: the
 	// preset's Gaussian σ).
 	DPSGDSigma float64
@@ -132,7 +135,7 @@ func (t PTRTable) Grid() (*Grid, error) {
 					if m == "dpsgd" && t.DPSGDSigma > 0 {
 						cfg.Sigma = t.DPSGDSigma
 					}
-					cfg.DataDir, cfg.Seed, cfg.TargetEpsilon = t.DataDir, seed, eps
+					cfg.DataDir, cfg.DataChecksums, cfg.Seed, cfg.TargetEpsilon = t.DataDir, t.DataChecksums, seed, eps
 					cfg.Corruption, cfg.CorruptionRatio = c.Kind, c.Ratio
 					cfg.DynamicF = m == "tsgd-ptr"
 					cfg.Steps = t.Steps
