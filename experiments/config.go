@@ -25,7 +25,7 @@ type TrainConfig struct {
 	// verified against instead of the official checksums (CIFAR-10 and
 	// EMNIST only; see datasets.LoadWithChecksums). Empty: official files.
 	DataChecksums string `json:"data_checksums,omitempty" yaml:"data_checksums,omitempty"`
-	Model   string `json:"model" yaml:"model"`
+	Model         string `json:"model" yaml:"model"`
 	// Method is one of Methods(): nonprivate, dpsgd, tsgd-gaussian, tsgd-ptr,
 	// nonprivate-robust.
 	Method string `json:"method" yaml:"method"`
