@@ -21,11 +21,7 @@ type TrainConfig struct {
 	Preset  string `json:"preset,omitempty" yaml:"preset,omitempty"`
 	Dataset string `json:"dataset" yaml:"dataset"`
 	DataDir string `json:"data_dir,omitempty" yaml:"data_dir,omitempty"`
-	// DataChecksums names a sha256sum-style manifest the dataset's files are
-	// verified against instead of the official checksums (CIFAR-10 and
-	// EMNIST only; see datasets.LoadWithChecksums). Empty: official files.
-	DataChecksums string `json:"data_checksums,omitempty" yaml:"data_checksums,omitempty"`
-	Model         string `json:"model" yaml:"model"`
+	Model   string `json:"model" yaml:"model"`
 	// Method is one of Methods(): nonprivate, dpsgd, tsgd-gaussian, tsgd-ptr,
 	// nonprivate-robust.
 	Method string `json:"method" yaml:"method"`
@@ -72,6 +68,11 @@ type TrainConfig struct {
 
 	Corruption      string  `json:"corruption,omitempty" yaml:"corruption,omitempty"`
 	CorruptionRatio float64 `json:"corruption_ratio,omitempty" yaml:"corruption_ratio,omitempty"`
+
+	// DataChecksums names a sha256sum-style manifest the dataset's files are
+	// verified against instead of the official checksums (CIFAR-10 and
+	// EMNIST only; see datasets.LoadWithChecksums). Empty: official files.
+	DataChecksums string `json:"data_checksums,omitempty" yaml:"data_checksums,omitempty"`
 
 	// PDP configures the personalized-DP methods (pdp-*).
 	PDP PDPConfig `json:"pdp,omitempty" yaml:"pdp,omitempty"`
