@@ -19,7 +19,7 @@ type experimentRunner struct {
 
 func experimentRunners() map[string]experimentRunner {
 	return map[string]experimentRunner{
-		"privacy-figures": {runPrivacyFigures, "PTR paper Figures 1–5 (PNG + CSV of the plotted numbers)"},
+		"privacy-figures": {runPrivacyFigures, "PTR paper Figures 1–5 (PNG, SVG, PDF + CSV of the plotted numbers)"},
 		"ptr-table":       {runPTRTable, "PTR paper Table 1 rows: TSGD+PTR vs TSGD+Gaussian vs DP-SGD under corruption (a grid: --plan, --cell, --jobs, --collect, --slurm)"},
 		"pdp-table":       {runPDPTable, "personalized DP-SGD paper Table 1: five methods on MNIST and Fashion-MNIST (a grid)"},
 	}
