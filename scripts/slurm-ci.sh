@@ -69,7 +69,7 @@ fi
 
 # Slurm on this host: one node with this machine's CPUs (at least 2, the
 # tasks' request) and 3/4 of its memory.
-host="$(hostname -s)"
+host="$(hostname -s 2>/dev/null || cut -d. -f1 /proc/sys/kernel/hostname)"
 cpus="$(nproc)"; [ "$cpus" -lt 2 ] && cpus=2
 mem=$(( $(awk '/MemTotal/ {print $2}' /proc/meminfo) / 1024 * 3 / 4 ))
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null || echo "$1"; }
