@@ -60,7 +60,9 @@ else
   mkdir -p /run/munge /var/lib/munge /var/log/munge
   chown munge:munge /run/munge /var/lib/munge /var/log/munge
   chmod 755 /run/munge
-  runuser -u munge -- /usr/sbin/munged --foreground >"$work/munged.log" 2>&1 &
+  # setpriv execs munged as the munge user (no intermediate process), so $!
+  # is munged itself and the cleanup stops exactly it.
+  setpriv --reuid=munge --regid=munge --init-groups /usr/sbin/munged --foreground >"$work/munged.log" 2>&1 &
   pids+=($!)
   for _ in $(seq 50); do munge -n 2>/dev/null | unmunge >/dev/null 2>&1 && break; sleep 0.2; done
   munge -n | unmunge >/dev/null
