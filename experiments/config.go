@@ -79,6 +79,11 @@ type TrainConfig struct {
 	Corruption      string  `json:"corruption,omitempty" yaml:"corruption,omitempty"`
 	CorruptionRatio float64 `json:"corruption_ratio,omitempty" yaml:"corruption_ratio,omitempty"`
 
+	// DataChecksums names a sha256sum-style manifest the dataset's files are
+	// verified against instead of the official checksums (CIFAR-10 and
+	// EMNIST only; see datasets.LoadWithChecksums). Empty: official files.
+	DataChecksums string `json:"data_checksums,omitempty" yaml:"data_checksums,omitempty"`
+
 	// PDP configures the personalized-DP methods (pdp-*).
 	PDP PDPConfig `json:"pdp,omitempty" yaml:"pdp,omitempty"`
 

@@ -10,8 +10,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
-
 	"github.com/privtrain/privtrain/aggregate"
 	"github.com/privtrain/privtrain/datasets"
 	"github.com/privtrain/privtrain/internal/fileutil"
@@ -152,11 +150,11 @@ func pdpLength(cfg TrainConfig, q float64) (rounds, steps int) {
 
 func buildPDPJob(cfg TrainConfig, ck *checkpoint) (*pdpJob, error) {
 	dataDir := datasets.ResolveDataDir(cfg.DataDir)
-	train, err := datasets.Load(cfg.Dataset, "train", dataDir)
+	train, err := loadSplit(cfg, "train", dataDir)
 	if err != nil {
 		return nil, err
 	}
-	test, err := datasets.Load(cfg.Dataset, "test", dataDir)
+	test, err := loadSplit(cfg, "test", dataDir)
 	if err != nil {
 		return nil, err
 	}
@@ -294,9 +292,9 @@ func (j *pdpJob) run(ctx context.Context, progress io.Writer) (*Summary, error) 
 			return nil, err
 		}
 	}
-	var bar *progressbar.ProgressBar
+	var bar stepProgress
 	if progress != nil {
-		bar = newStepBar(progress, j.cfg.Method, j.st.Rounds*j.st.RoundSteps)
+		bar = newStepBar(progress, j.cfg.Method, j.st.Rounds*j.st.RoundSteps, j.q*float64(j.train.N))
 		bar.Set(j.st.NextStep)
 	}
 	for j.st.StoppedBy == "" && j.st.NextRound < j.st.Rounds {
@@ -315,7 +313,7 @@ func (j *pdpJob) run(ctx context.Context, progress io.Writer) (*Summary, error) 
 // interruption inside it. The ledger is charged only once, when the round
 // completes; a resumed round re-derives its plan from the unchanged ledger
 // and checks it against the recorded one.
-func (j *pdpJob) round(ctx context.Context, metrics *runLogs, bar *progressbar.ProgressBar) error {
+func (j *pdpJob) round(ctx context.Context, metrics *runLogs, bar stepProgress) error {
 	begin := time.Now()
 	R := j.st.NextRound
 	prog := j.st.Round

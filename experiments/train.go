@@ -201,11 +201,11 @@ type job struct {
 
 func buildJob(cfg TrainConfig, resume *checkpoint) (*job, error) {
 	dataDir := datasets.ResolveDataDir(cfg.DataDir)
-	train, err := datasets.Load(cfg.Dataset, "train", dataDir)
+	train, err := loadSplit(cfg, "train", dataDir)
 	if err != nil {
 		return nil, err
 	}
-	test, err := datasets.Load(cfg.Dataset, "test", dataDir)
+	test, err := loadSplit(cfg, "test", dataDir)
 	if err != nil {
 		return nil, err
 	}
@@ -463,9 +463,9 @@ func (j *job) run(ctx context.Context, progress io.Writer) (*Summary, error) {
 		return nil, err
 	}
 	defer metrics.Close()
-	var bar *progressbar.ProgressBar
+	var bar stepProgress
 	if progress != nil && j.maxSteps != math.MaxInt {
-		bar = newStepBar(progress, j.cfg.Method, j.maxSteps-j.start)
+		bar = newStepBar(progress, j.cfg.Method, j.maxSteps-j.start, j.expected)
 	}
 	begin := time.Now()
 	step := j.start
@@ -647,8 +647,13 @@ func boundsUsed(acct *privacy.Accountant, order float64) (all, atOrder []string)
 }
 
 // newStepBar is the progress bar of a training run: total steps, steps/s,
-// and a description the loop updates with loss and ε.
-func newStepBar(w io.Writer, method string, total int) *progressbar.ProgressBar {
+// and a description the loop updates with loss and ε. When w is not a
+// terminal (a batch job's log), it is a line every few seconds instead
+// (newLineProgress); batch is the expected batch size, for examples/s.
+func newStepBar(w io.Writer, method string, total int, batch float64) stepProgress {
+	if !isTerminal(w) {
+		return newLineProgress(w, method, total, batch, progressInterval())
+	}
 	return progressbar.NewOptions(total,
 		progressbar.OptionSetWriter(w),
 		progressbar.OptionSetDescription(method),

@@ -19,3 +19,8 @@ go vet ./...
 go test -count=1 -timeout 40m "$@" ./...
 # The example module (its own go.mod, replace to this checkout): vet, test, and a short training run.
 (cd examples/custom-aggregator && go vet ./... && go test -count=1 ./... && go run . --steps 20)
+# CI also runs a tiny grid on a real single-node Slurm (needs root; by hand:
+# scripts/slurm-ci.sh).
+if [ "${CI:-}" = true ]; then
+  scripts/slurm-ci.sh
+fi

@@ -1,19 +1,13 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"sort"
-	"strconv"
 	"strings"
-	"syscall"
 
-	"github.com/privtrain/privtrain/experiments"
 	"github.com/privtrain/privtrain/experiments/privacyfigs"
 )
 
@@ -26,8 +20,9 @@ type experimentRunner struct {
 
 func experimentRunners() map[string]experimentRunner {
 	return map[string]experimentRunner{
-		"privacy-figures": {runPrivacyFigures, "PTR paper Figures 1–5 (PNG + CSV of the plotted numbers)"},
-		"ptr-table":       {runPTRTable, "PTR paper Table 1 rows: TSGD+PTR vs TSGD+Gaussian vs DP-SGD under corruption"},
+		"privacy-figures": {runPrivacyFigures, "PTR paper Figures 1–5 (PNG, SVG, PDF + CSV of the plotted numbers)"},
+		"ptr-table":       {runPTRTable, "PTR paper Table 1 rows: TSGD+PTR vs TSGD+Gaussian vs DP-SGD under corruption (a grid: --plan, --cell, --jobs, --collect, --slurm)"},
+		"pdp-table":       {runPDPTable, "personalized DP-SGD paper Table 1: five methods on MNIST and Fashion-MNIST (a grid)"},
 	}
 }
 
@@ -82,6 +77,7 @@ func runPrivacyFigures(args []string, stdout, stderr io.Writer) error {
 func parsePrivacyFigures(args []string, stderr io.Writer) (string, error) {
 	fs := flag.NewFlagSet("trainer experiment privacy-figures", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	setUsage(fs, "trainer experiment privacy-figures [flags]")
 	out := fs.String("out", "out/privacy-figures", "output directory")
 	if err := fs.Parse(args); err != nil {
 		return "", err
@@ -90,58 +86,4 @@ func parsePrivacyFigures(args []string, stderr io.Writer) (string, error) {
 		return "", fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
 	}
 	return *out, nil
-}
-
-func runPTRTable(args []string, stdout, stderr io.Writer) error {
-	t, err := parsePTRTable(args, stderr)
-	if err != nil {
-		return err
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	rows, err := experiments.RunPTRTable(ctx, t, stderr)
-	if err != nil {
-		return err
-	}
-	fmt.Fprint(stdout, experiments.PTRTableMarkdown(rows))
-	return nil
-}
-
-// parsePTRTable parses `trainer experiment ptr-table` flags.
-func parsePTRTable(args []string, stderr io.Writer) (experiments.PTRTable, error) {
-	fs := flag.NewFlagSet("trainer experiment ptr-table", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	setUsage(fs, "trainer experiment ptr-table [flags]")
-	t := experiments.PTRTable{}
-	fs.StringVar(&t.Preset, "preset", "ptr-mnist", "hyper-parameter preset: ptr-mnist, ptr-emnist, ptr-cifar10")
-	fs.StringVar(&t.DataDir, "data-dir", "", "data directory (default $PRIVTRAIN_DATA; MNIST needs none)")
-	fs.Float64Var(&t.Epsilon, "epsilon", 3, "privacy budget ε of every run (δ = 1e-5)")
-	methods := fs.String("methods", "tsgd-ptr,tsgd-gaussian,dpsgd", "comma-separated methods")
-	corr := fs.String("corruptions", "label-flip:0.1,gradient-noise:0.2", "comma-separated KIND:RATIO settings")
-	seeds := fs.String("seeds", "1", "comma-separated seeds")
-	fs.Float64Var(&t.DPSGDSigma, "dpsgd-sigma", 0, "σ of the dpsgd baseline (0: the preset's Gaussian σ)")
-	fs.StringVar(&t.Out, "out", "out/ptr-table", "output directory (finished runs in it are reused)")
-	if err := fs.Parse(args); err != nil {
-		return t, err
-	}
-	if fs.NArg() > 0 {
-		return t, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
-	}
-	t.Methods = strings.Split(*methods, ",")
-	for _, c := range strings.Split(*corr, ",") {
-		kind, ratio, ok := strings.Cut(c, ":")
-		r, err := strconv.ParseFloat(ratio, 64)
-		if !ok || err != nil {
-			return t, fmt.Errorf("corruption setting %q: want KIND:RATIO", c)
-		}
-		t.Corruptions = append(t.Corruptions, experiments.Corruption{Kind: kind, Ratio: r})
-	}
-	for _, s := range strings.Split(*seeds, ",") {
-		v, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			return t, fmt.Errorf("seed %q: %w", s, err)
-		}
-		t.Seeds = append(t.Seeds, v)
-	}
-	return t, nil
 }

@@ -88,7 +88,10 @@ func validateCommand(args []string) error {
 		}
 		switch args[1] {
 		case "ptr-table":
-			_, err := parsePTRTable(args[2:], io.Discard)
+			_, _, _, err := parsePTRTable(args[2:], io.Discard)
+			return err
+		case "pdp-table":
+			_, _, _, err := parsePDPTable(args[2:], io.Discard)
 			return err
 		case "privacy-figures":
 			_, err := parsePrivacyFigures(args[2:], io.Discard)

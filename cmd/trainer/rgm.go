@@ -196,7 +196,7 @@ func runRGM(args []string, stdout, stderr io.Writer) int {
 				return 1
 			}
 			fig.Table(stdout)
-			fmt.Fprintf(stdout, "wrote %s.{csv,png,json} in %s\n", f.prefix, *out)
+			fmt.Fprintf(stdout, "wrote %s.{csv,json,png,svg,pdf} in %s\n", f.prefix, *out)
 		}
 		return 0
 	}

@@ -139,7 +139,7 @@ func figure3(s Settings, sigma1, tau float64, name, label string) (*table, error
 	mBlack := privacy.PoissonSubsampled{Base: p, Q: s.Fig3Q, Bound: privacy.SubsampleBlackBox}
 	t := &table{
 		name:  name,
-		title: fmt.Sprintf("%s: PTR composed, q=%g sigma1=%g tau=%.3g delta0=%g, delta=%g", label, s.Fig3Q, sigma1, tau, s.Fig3Delta0, s.Delta),
+		title: fmt.Sprintf("%s: PTR composed, q = %g, σ₁ = %g, τ = %.3g, δ₀ = %s, δ = %s", label, s.Fig3Q, sigma1, tau, sci(s.Fig3Delta0), sci(s.Delta)),
 		comment: fmt.Sprintf("%s: epsilon at delta=%g after k iterations of Poisson-subsampled PTR; q=%g b=%g sigma1=%g tau=%g (sigma2=%g) delta0=%g "+
 			"(q, b, sigma1 and tau are not stated by the paper: chosen so that Theorem 4.4 is proven, here for alpha <= %g on the grid); "+
 			"white-box = privacy.SubsampleAuto (Theorem 4.4 where its conditions hold, ZW19 black-box above), black-box = ZW19 Theorem 6 on Theorem 4.3, "+
@@ -148,7 +148,7 @@ func figure3(s Settings, sigma1, tau float64, name, label string) (*table, error
 			"with slack delta'' = delta*i/%d (i=1..%d, the best kept) and (1-q(delta0+delta_N))^k (1-delta'') = 1-delta",
 			label, s.Delta, s.Fig3Q, s.B, sigma1, tau, p.Sigma2(), s.Fig3Delta0, maxProvenOrder(orders, s.Fig3Q, p), s.Fig3Splits+1, s.Fig3Splits),
 		xLabel: "iterations k",
-		yLabel: fmt.Sprintf("epsilon at delta=%g", s.Delta),
+		yLabel: fmt.Sprintf("ε at δ = %s", sci(s.Delta)),
 		logX:   true,
 		logY:   true,
 		columns: []string{"iterations", colCompWhite, colCompBlack, colCompDirect,

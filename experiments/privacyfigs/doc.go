@@ -3,7 +3,7 @@
 // Private and Robust Machine Learning" (NeurIPS 2022): Figure 1 and its
 // appendix variant Figure 4 (ε of one PTR run, RDP-converted vs direct
 // analysis), Figure 2 (RDP of Poisson-subsampled PTR: white-box, black-box,
-// lower bound) and Figures 3 and 5 (ε after k compositions), as PNG plots and
+// lower bound) and Figures 3 and 5 (ε after k compositions), as PNG, SVG and PDF plots and
 // CSV files of the plotted numbers, plus a README.md listing every figure's
 // parameters. All numbers come from package privacy.
 //

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"strconv"
+	"strings"
 
 	"github.com/privtrain/privtrain/privacy"
 )
@@ -95,7 +97,7 @@ func fig1Orders(max float64) []float64 {
 	return o
 }
 
-// Generate writes the figures as PNG and CSV files into outDir (created if
+// Generate writes the figures as PNG, SVG, PDF and CSV files into outDir (created if
 // needed) and returns the paths written.
 func Generate(outDir string) ([]string, error) {
 	return GenerateWith(outDir, DefaultSettings())
@@ -146,17 +148,27 @@ func GenerateWith(outDir string, s Settings) ([]string, error) {
 		if err != nil {
 			return paths, err
 		}
-		p, err := t.writePNG(outDir)
+		p, err := t.writePlots(outDir)
 		if err != nil {
 			return paths, err
 		}
-		paths = append(paths, c, p)
+		paths = append(append(paths, c), p...)
 	}
 	r, err := writeReadme(outDir, tables)
 	if err != nil {
 		return paths, err
 	}
 	return append(paths, r), nil
+}
+
+// sci formats a small probability as 1e-8 (no exponent padding).
+func sci(v float64) string {
+	m, e, ok := strings.Cut(strconv.FormatFloat(v, 'g', -1, 64), "e")
+	if !ok {
+		return m
+	}
+	n, _ := strconv.Atoi(e)
+	return fmt.Sprintf("%se%d", m, n)
 }
 
 // rdpColumn and directColumn name Figure 1's curves.
@@ -176,10 +188,10 @@ func figure1(s Settings, tau float64, name, label string) (*table, error) {
 	orders := fig1Orders(s.Fig1MaxOrds)
 	t := &table{
 		name:    name,
-		title:   fmt.Sprintf("%s: PTR, delta=%g, b=%g, tau=%.3g", label, s.Delta, s.B, tau),
+		title:   fmt.Sprintf("%s: PTR, δ = %s, b = %g, τ = %.3g", label, sci(s.Delta), s.B, tau),
 		comment: fmt.Sprintf("%s: epsilon of one PTR run at delta=%g vs sigma1; b=%g tau=%g; RDP curve (Theorem 4.3) converted by BBG20 minimised over alpha in (1, %g]; direct = Theorem 4.2 with delta = delta0 + (delta - delta0), epsilon_Lap = 1/b; empty = outside Theorem 4.2's conditions; 'analytic Gaussian' = extra curve, not in the paper: Theorem 4.2's proof with the Gaussian part's epsilon from Balle & Wang 2018 (exact) instead of sqrt(2 log(1.25/delta))/sigma1", label, s.Delta, s.B, tau, s.Fig1MaxOrds),
-		xLabel:  "sigma1 (noise-to-sensitivity ratio)",
-		yLabel:  "epsilon",
+		xLabel:  "σ₁ (noise-to-sensitivity ratio)",
+		yLabel:  "ε",
 		columns: []string{"sigma1"},
 		styles:  map[string]lineStyle{},
 		// Curves decrease in σ₁: the top right corner is free.
@@ -193,6 +205,14 @@ func figure1(s Settings, tau float64, name, label string) (*table, error) {
 		t.columns = append(t.columns, rdpColumn(d0))
 	}
 	// One color per δ₀; solid = RDP, dashed = direct, dotted = analytic.
+	// The legend says so in 4 + 3 lines instead of 12 combinations.
+	for i, d0 := range s.Fig1Delta0 {
+		t.key = append(t.key, keyEntry{text: "δ₀ = " + sci(d0), style: lineStyle{color: i}})
+	}
+	t.key = append(t.key,
+		keyEntry{text: "RDP (Thm 4.3) + BBG conversion", style: lineStyle{dashes: 0}, black: true},
+		keyEntry{text: "direct (Thm 4.2)", style: lineStyle{dashes: 1}, black: true},
+		keyEntry{text: "direct, analytic Gaussian (not in paper)", style: lineStyle{dashes: 2}, black: true})
 	for i, d0 := range s.Fig1Delta0 {
 		t.columns = append(t.columns, directColumn(d0))
 		t.styles[rdpColumn(d0)] = lineStyle{color: i, dashes: 0}
@@ -257,10 +277,10 @@ func figure2(s Settings, sigma1 float64) (*table, error) {
 	p := privacy.PTR{Sigma1: sigma1, Tau: s.Fig2Tau, B: s.B, Delta0: s.Fig2Delta0}
 	t := &table{
 		name:    fmt.Sprintf("fig2_sigma1_%g", sigma1),
-		title:   fmt.Sprintf("Figure 2: subsampled PTR, q=%g sigma1=%g tau=%g", s.Fig2Q, sigma1, s.Fig2Tau),
+		title:   fmt.Sprintf("Figure 2: subsampled PTR, q = %g, σ₁ = %g, τ = %g", s.Fig2Q, sigma1, s.Fig2Tau),
 		comment: fmt.Sprintf("Figure 2: RDP epsilon(alpha) of Poisson-subsampled PTR; q=%g b=%g sigma1=%g tau=%g (sigma2=%g) delta0=%g; white-box only where Theorem 4.4's conditions hold, its unproven continuation in a separate column", s.Fig2Q, s.B, sigma1, s.Fig2Tau, p.Sigma2(), s.Fig2Delta0),
-		xLabel:  "alpha",
-		yLabel:  "RDP epsilon(alpha)",
+		xLabel:  "order α",
+		yLabel:  "RDP ε(α)",
 		logY:    true,
 		columns: []string{"alpha", colWhite, colUnproven, colBlack, colLower},
 	}

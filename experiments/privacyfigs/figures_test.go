@@ -66,19 +66,21 @@ func TestGenerate(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := DefaultSettings()
-	want := 2*(1+len(s.Fig2Sigma1)+1+len(s.Fig4Taus)+len(s.Fig5Taus)) + 1 // + README.md
+	want := 4*(1+len(s.Fig2Sigma1)+1+len(s.Fig4Taus)+len(s.Fig5Taus)) + 1 // CSV, PNG, SVG, PDF each + README.md
 	if len(paths) != want {
 		t.Fatalf("%d files, want %d: %v", len(paths), want, paths)
 	}
+	checkLegendsAndSymbols(t, dir)
 	for _, p := range paths {
 		st, err := os.Stat(p)
 		if err != nil || st.Size() < 200 {
 			t.Errorf("%s: %v (size %v)", p, err, st)
 		}
-		if strings.HasSuffix(p, ".png") {
+		magic := map[string]string{".png": "\x89PNG", ".svg": "<?xml", ".pdf": "%PDF"}
+		if m, ok := magic[filepath.Ext(p)]; ok {
 			b, _ := os.ReadFile(p)
-			if len(b) < 8 || string(b[1:4]) != "PNG" {
-				t.Errorf("%s is not a PNG", p)
+			if !strings.HasPrefix(string(b), m) {
+				t.Errorf("%s does not start with %q", p, m)
 			}
 		}
 	}
@@ -253,5 +255,36 @@ func TestGenerateErrors(t *testing.T) {
 	s.Fig1Delta0 = []float64{2e-5}
 	if _, err := GenerateWith(t.TempDir(), s); err == nil {
 		t.Errorf("δ0 ≥ δ accepted")
+	}
+}
+
+// checkLegendsAndSymbols checks the vector output: Figure 1's legend
+// explains four δ₀ colours and three bound styles (7 lines, not 12), and
+// the labels use ε, σ₁ and δ₀ rather than spelled-out names.
+func checkLegendsAndSymbols(t *testing.T, dir string) {
+	b, err := os.ReadFile(filepath.Join(dir, "fig1.svg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	svg := string(b)
+	for _, want := range []string{"δ₀ = 1e-8", "δ₀ = 9e-6", "σ₁ (noise-to-sensitivity ratio)", ">ε<",
+		"RDP (Thm 4.3) + BBG conversion", "direct (Thm 4.2)", "direct, analytic Gaussian (not in paper)"} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("fig1.svg lacks %q", want)
+		}
+	}
+	for _, bad := range []string{"delta0=", "sigma1", "epsilon"} {
+		if strings.Contains(svg, bad) {
+			t.Errorf("fig1.svg still spells %q", bad)
+		}
+	}
+	for _, f := range []string{"fig2_sigma1_16.svg", "fig3.svg", "fig4_a.svg", "fig5_c.svg"} {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), "sigma1") || strings.Contains(string(b), "delta0") {
+			t.Errorf("%s spells symbols out", f)
+		}
 	}
 }

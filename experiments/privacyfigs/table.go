@@ -3,6 +3,7 @@ package privacyfigs
 import (
 	"encoding/csv"
 	"fmt"
+	"image/color"
 	"math"
 	"os"
 	"path/filepath"
@@ -13,6 +14,9 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/privtrain/privtrain/experiments/figstyle"
 )
 
 // table is the data of one figure: an x column and named y columns (NaN =
@@ -37,8 +41,22 @@ type table struct {
 	// legendRight puts the legend in the top right corner instead of the
 	// top left (for curves that decrease).
 	legendRight bool
-	// height of the PNG in inches (0: 4.5).
+	// height of the figure in inches (0: 4.5).
 	height float64
+	// labels gives a column's legend text (default: the column name).
+	labels map[string]string
+	// key, if set, replaces the per-curve legend: entries explain the
+	// colours and dash patterns separately (Figures 1 and 4: four δ₀
+	// colours and three bound styles instead of twelve combinations).
+	key []keyEntry
+}
+
+// keyEntry is one legend line: a text and the line sample drawn beside it.
+type keyEntry struct {
+	text  string
+	style lineStyle
+	// black draws the sample in black (a dash-pattern entry).
+	black bool
 }
 
 // lineStyle is a curve's color and dash pattern, as plotutil indices.
@@ -94,19 +112,21 @@ func (t *table) writeCSV(dir string) (string, error) {
 	return path, nil
 }
 
-// writePNG plots every y column against x as a line (NaN points skipped).
-func (t *table) writePNG(dir string) (string, error) {
+// writePlots plots every y column against x as a line (NaN points
+// skipped) and saves the figure as PNG, SVG and PDF.
+func (t *table) writePlots(dir string) ([]string, error) {
 	p := plot.New()
 	p.Title.Text = t.title
 	p.X.Label.Text = t.xLabel
 	p.Y.Label.Text = t.yLabel
+	p.X.Tick.Marker, p.Y.Tick.Marker = figstyle.LinearTicks{}, figstyle.LinearTicks{}
 	if t.logY {
 		p.Y.Scale = plot.LogScale{}
-		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.Y.Tick.Marker = figstyle.LogTicks{}
 	}
 	if t.logX {
 		p.X.Scale = plot.LogScale{}
-		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.X.Tick.Marker = figstyle.LogTicks{}
 	}
 	p.Legend.Top = true
 	p.Legend.Left = !t.legendRight
@@ -133,23 +153,36 @@ func (t *table) writePNG(dir string) (string, error) {
 		}
 		l, err := plotter.NewLine(xy)
 		if err != nil {
-			return "", fmt.Errorf("privacy figures: %s: %w", t.name, err)
+			return nil, fmt.Errorf("privacy figures: %s: %w", t.name, err)
 		}
 		l.Color = plotutil.Color(st.color)
 		l.Dashes = plotutil.Dashes(st.dashes)
 		l.Width = vg.Points(1.5)
 		p.Add(l)
-		p.Legend.Add(name, l)
+		if t.key == nil {
+			label := name
+			if v, ok := t.labels[name]; ok {
+				label = v
+			}
+			p.Legend.Add(label, l)
+		}
 	}
-	path := filepath.Join(dir, t.name+".png")
+	for _, e := range t.key {
+		ls := draw.LineStyle{Color: plotutil.Color(e.style.color), Dashes: plotutil.Dashes(e.style.dashes), Width: vg.Points(1.5)}
+		if e.black {
+			ls.Color = color.Black
+		}
+		p.Legend.Add(e.text, &plotter.Line{LineStyle: ls})
+	}
 	h := t.height
 	if h == 0 {
 		h = 4.5
 	}
-	if err := p.Save(7*vg.Inch, vg.Length(h)*vg.Inch, path); err != nil {
-		return "", fmt.Errorf("privacy figures: save %s: %w", path, err)
+	paths, err := figstyle.SavePlot(p, 7*vg.Inch, vg.Length(h)*vg.Inch, filepath.Join(dir, t.name))
+	if err != nil {
+		return nil, fmt.Errorf("privacy figures: %w", err)
 	}
-	return path, nil
+	return paths, nil
 }
 
 // writeReadme writes README.md into dir: one section per figure with its
@@ -162,7 +195,7 @@ func writeReadme(dir string, tables []*table) (string, error) {
 		"(empty cell = not plotted: outside a theorem's conditions) and, on its first line, the parameters; " +
 		"Figures 3 and 5's CSVs also hold columns that are not drawn (optimal orders, the direct curve's δ split).\n")
 	for _, t := range tables {
-		fmt.Fprintf(&b, "\n## %s\n\nFiles: `%s.png`, `%s.csv`.\n\n%s\n", t.title, t.name, t.name, t.comment)
+		fmt.Fprintf(&b, "\n## %s\n\nFiles: `%s.png`, `%s.svg`, `%s.pdf`, `%s.csv`.\n\n%s\n", t.title, t.name, t.name, t.name, t.name, t.comment)
 	}
 	path := filepath.Join(dir, "README.md")
 	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {

@@ -10,12 +10,13 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
+
+	"github.com/privtrain/privtrain/experiments/figstyle"
 )
 
 // WriteCSV writes one row per (split, curve, iteration) with the gap of every
@@ -75,7 +76,8 @@ func (f *Figure) Plot(floor float64) ([]*plot.Plot, error) {
 		pl.X.Label.Text = "iteration"
 		pl.Y.Label.Text = "f(θ_t) − f*"
 		pl.Y.Scale = plot.LogScale{}
-		pl.Y.Tick.Marker = plot.LogTicks{Prec: 1}
+		pl.Y.Tick.Marker = figstyle.LogTicks{}
+		pl.X.Tick.Marker = figstyle.LinearTicks{N: 6}
 		pl.Legend.Top = true
 		pl.Legend.TextStyle.Font.Size = vg.Points(9)
 		top := floor
@@ -137,28 +139,22 @@ var palette = []color.Color{
 
 // SavePNG writes the panels side by side as a PNG.
 func (f *Figure) SavePNG(path string, floor float64) error {
+	_, err := f.Save(strings.TrimSuffix(path, ".png"), floor, "png")
+	return err
+}
+
+// Save writes the panels side by side as <stem>.<format> for each format
+// (default PNG, SVG and PDF) and returns the paths.
+func (f *Figure) Save(stem string, floor float64, formats ...string) ([]string, error) {
 	plots, err := f.Plot(floor)
 	if err != nil {
-		return fmt.Errorf("rgmfig: plotting: %w", err)
+		return nil, fmt.Errorf("rgmfig: plotting: %w", err)
 	}
-	w, h := vg.Length(len(plots))*6*vg.Inch, 5*vg.Inch
-	img := vgimg.New(w, h)
-	dc := draw.New(img)
-	tiles := draw.Tiles{Rows: 1, Cols: len(plots), PadX: vg.Millimeter * 4, PadTop: vg.Millimeter * 2,
-		PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 2}
-	canvases := plot.Align([][]*plot.Plot{plots}, tiles, dc)
-	for i, pl := range plots {
-		pl.Draw(canvases[0][i])
-	}
-	out, err := os.Create(path)
+	paths, err := figstyle.SavePanels(plots, vg.Length(len(plots))*6*vg.Inch, 5*vg.Inch, stem, formats...)
 	if err != nil {
-		return fmt.Errorf("rgmfig: %w", err)
+		return paths, fmt.Errorf("rgmfig: %w", err)
 	}
-	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(out); err != nil {
-		out.Close()
-		return fmt.Errorf("rgmfig: writing %s: %w", path, err)
-	}
-	return out.Close()
+	return paths, nil
 }
 
 // PlotFloor returns a display floor a decade below the smallest gap of any
@@ -186,7 +182,8 @@ func (f *Figure) PlotFloor() float64 {
 	return m / 10
 }
 
-// WriteAll writes <prefix>.csv, <prefix>.png and <prefix>.json into dir.
+// WriteAll writes <prefix>.csv, <prefix>.json and the figure as
+// <prefix>.png, .svg and .pdf into dir.
 func (f *Figure) WriteAll(dir, prefix string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("rgmfig: %w", err)
@@ -208,7 +205,8 @@ func (f *Figure) WriteAll(dir, prefix string) error {
 			return fmt.Errorf("rgmfig: %w", err)
 		}
 	}
-	return f.SavePNG(filepath.Join(dir, prefix+".png"), f.PlotFloor())
+	_, err := f.Save(filepath.Join(dir, prefix), f.PlotFloor())
+	return err
 }
 
 // Table formats the plateau gaps (median [min, max] over runs) per split

@@ -114,6 +114,11 @@ func TestFigureShortRealData(t *testing.T) {
 	if st, err := os.Stat(filepath.Join(dir, "fig.png")); err != nil || st.Size() < 10000 {
 		t.Errorf("PNG: %v", err)
 	}
+	for ext, magic := range map[string]string{"svg": "<?xml", "pdf": "%PDF"} {
+		if b, err := os.ReadFile(filepath.Join(dir, "fig."+ext)); err != nil || !strings.HasPrefix(string(b), magic) {
+			t.Errorf("fig.%s: %v", ext, err)
+		}
+	}
 	// Determinism: a second run gives identical gaps.
 	fig2, _ := Run(data, cfg)
 	a, b := fig.Panels[0].Curves[1].Gaps[0], fig2.Panels[0].Curves[1].Gaps[0]

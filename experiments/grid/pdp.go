@@ -1,0 +1,118 @@
+package grid
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/privtrain/privtrain/experiments"
+)
+
+// PDPTable describes rows of Table 1 of the personalized DP-SGD paper (Heo,
+// Seo & Whang): every method on every dataset with budgets ε_i in [0.5, 1]
+// (k = 0, δ = 1e-5) and the paper's settings (pdp-* presets), for each
+// accounting and seed.
+type PDPTable struct {
+	Presets []string // pdp-mnist, pdp-fashion-mnist, pdp-svhn
+	DataDir string
+	// Methods are pdp-dpsgd, pdp-sampling, pdp-adapdp, pdp-sgd-fixed and
+	// pdp-sgd-adaptive (pdp-sgd with the loss_f or loss_a threshold).
+	Methods     []string
+	Accountings []string // rdp, paper
+	Seeds       []uint64
+	// Epochs is the run length of every method (the paper's Table 2
+	// iteration counts are ≈ 25 epochs at batch 64); the multi-round
+	// methods (pdp-sgd-*, pdp-adapdp) split it over Rounds rounds.
+	Epochs float64
+	Rounds int
+	// Steps > 0 fixes every run's total number of steps instead (smoke
+	// tests, CI).
+	Steps int
+}
+
+// PDPMethods are the five methods of the paper's Table 1.
+func PDPMethods() []string {
+	return []string{"pdp-dpsgd", "pdp-sampling", "pdp-adapdp", "pdp-sgd-fixed", "pdp-sgd-adaptive"}
+}
+
+// pdpPaper is Table 1 of the PDP paper at k = 0 (test accuracy in %).
+var pdpPaper = map[string]map[string]float64{
+	"pdp-mnist": {"pdp-dpsgd": 90.42, "pdp-sampling": 92.50, "pdp-adapdp": 92.78,
+		"pdp-sgd-fixed": 95.19, "pdp-sgd-adaptive": 95.05},
+	"pdp-fashion-mnist": {"pdp-dpsgd": 75.20, "pdp-sampling": 77.42, "pdp-adapdp": 77.58,
+		"pdp-sgd-fixed": 79.46, "pdp-sgd-adaptive": 79.81},
+}
+
+// PDPPaperAccuracy returns the paper's Table 1 accuracy (%, k = 0) or NaN.
+func PDPPaperAccuracy(preset, method string) float64 {
+	if v, ok := pdpPaper[preset][method]; ok {
+		return v
+	}
+	return math.NaN()
+}
+
+// Grid expands the table into cells, ordered by dataset, accounting, method
+// and seed.
+func (t PDPTable) Grid() (*Grid, error) {
+	if len(t.Presets) == 0 || len(t.Methods) == 0 || len(t.Accountings) == 0 || len(t.Seeds) == 0 {
+		return nil, errors.New("pdp-table: presets, methods, accountings and seeds must be non-empty")
+	}
+	if t.Steps < 0 || t.Steps == 0 && !(t.Epochs > 0) || t.Rounds < 1 {
+		return nil, fmt.Errorf("pdp-table: need epochs > 0 (or steps > 0) and rounds ≥ 1, got epochs %v, steps %d, rounds %d", t.Epochs, t.Steps, t.Rounds)
+	}
+	g := &Grid{Name: "pdp-table", Columns: []string{"dataset", "accounting", "method"}}
+	for _, p := range t.Presets {
+		for _, acc := range t.Accountings {
+			for _, m := range t.Methods {
+				method, loss, ok := strings.Cut(m, "-sgd-")
+				if ok {
+					method = "pdp-sgd"
+				} else {
+					method = m
+				}
+				if !ok && !contains(PDPMethods(), m) {
+					return nil, fmt.Errorf("pdp-table: unknown method %q (known: %s)", m, strings.Join(PDPMethods(), ", "))
+				}
+				for _, seed := range t.Seeds {
+					cfg := experiments.DefaultConfig()
+					cfg.Method = method
+					if err := experiments.ApplyPreset(&cfg, p); err != nil {
+						return nil, err
+					}
+					if ok {
+						cfg.PDP.ThresholdLoss = loss
+					}
+					cfg.PDP.Accounting = acc
+					cfg.PDP.Rounds, cfg.PDP.RoundEpochs = 1, t.Epochs
+					if method == "pdp-sgd" || method == "pdp-adapdp" {
+						cfg.PDP.Rounds, cfg.PDP.RoundEpochs = t.Rounds, t.Epochs/float64(t.Rounds)
+					}
+					if t.Steps > 0 {
+						cfg.Steps, cfg.PDP.RoundEpochs = t.Steps, 0
+					}
+					cfg.DataDir, cfg.Seed, cfg.Out = t.DataDir, seed, ""
+					r := Resources{CPUs: 2, MemMB: 3072, Time: time.Hour}
+					if p == "pdp-svhn" {
+						r.MemMB, r.Time = 8192, 6*time.Hour
+					}
+					g.Cells = append(g.Cells, Cell{
+						Row: []string{cfg.Dataset, acc, m}, Seed: seed, Config: cfg,
+						Paper: PDPPaperAccuracy(p, m), Resources: r, Class: m,
+					})
+				}
+			}
+		}
+	}
+	return g, g.Validate()
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
