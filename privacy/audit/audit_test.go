@@ -4,7 +4,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
-
 )
 
 // pmfs returns P[Bin(n, p) = j] for j = 0..n by the ratio recurrence, an
