@@ -45,7 +45,10 @@ func EpsilonFromRates(fpr, fnr, delta float64) (float64, error) {
 // independent releases: E occurred KA times in NA releases on input A and
 // KB times in NB releases on input B.
 type Counts struct {
-	KA, NA, KB, NB int
+	KA int `json:"k_a"`
+	NA int `json:"n_a"`
+	KB int `json:"k_b"`
+	NB int `json:"n_b"`
 }
 
 // EmpiricalEpsilon is the lower confidence bound on ε at δ from the test
