@@ -16,6 +16,10 @@ import (
 	"github.com/privtrain/privtrain/privacy/audit"
 )
 
+// ErrRunAuditOptions is wrapped by every error caused by invalid run-audit
+// options or an unsupported method.
+var ErrRunAuditOptions = errors.New("invalid run audit")
+
 // RunAuditOptions configures a one-run privacy audit of a training run.
 type RunAuditOptions struct {
 	// Canaries is m, the number of gradient-space canaries (default 1000);
@@ -81,7 +85,7 @@ func AuditRun(ctx context.Context, cfg TrainConfig, opt RunAuditOptions) (*RunAu
 		return nil, err
 	}
 	if !cfg.Private() || contains(pdpMethods(), cfg.Method) {
-		return nil, fmt.Errorf("run audit: method %q is not supported (want a private SGD method: dpsgd, tsgd-gaussian, tsgd-ptr)", cfg.Method)
+		return nil, fmt.Errorf("%w: method %q is not supported (want a private SGD method: dpsgd, tsgd-gaussian, tsgd-ptr)", ErrRunAuditOptions, cfg.Method)
 	}
 	if opt.Canaries == 0 {
 		opt.Canaries = 1000
@@ -100,18 +104,8 @@ func AuditRun(ctx context.Context, cfg TrainConfig, opt RunAuditOptions) (*RunAu
 			}
 		}
 	}
-	switch {
-	case m < 2:
-		return nil, fmt.Errorf("run audit: need at least 2 canaries, got %d", m)
-	case !(opt.Norm > 0) || math.IsInf(opt.Norm, 0):
-		return nil, fmt.Errorf("run audit: canary norm must be finite and > 0, got %v", opt.Norm)
-	case !(opt.Confidence > 0 && opt.Confidence < 1):
-		return nil, fmt.Errorf("run audit: confidence must be in (0, 1), got %v", opt.Confidence)
-	}
-	for _, k := range opt.Guesses {
-		if k < 1 || k > m {
-			return nil, fmt.Errorf("run audit: guess count %d is not in [1, %d]", k, m)
-		}
+	if err := checkRunAudit(opt); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrRunAuditOptions, err)
 	}
 	j, err := buildJob(cfg, nil)
 	if err != nil {
@@ -119,8 +113,36 @@ func AuditRun(ctx context.Context, cfg TrainConfig, opt RunAuditOptions) (*RunAu
 	}
 	p := j.model.NumParams()
 	if m > p {
-		return nil, fmt.Errorf("run audit: %d canaries need distinct coordinates, the model has only %d parameters", m, p)
+		return nil, fmt.Errorf("%w: %d canaries need distinct coordinates, the model has only %d parameters", ErrRunAuditOptions, m, p)
 	}
+	if j.maxSteps == math.MaxInt {
+		return nil, fmt.Errorf("%w: the run has no length: set --steps, --epochs or --target-epsilon", ErrRunAuditOptions)
+	}
+	return auditJob(ctx, j, cfg, opt)
+}
+
+// checkRunAudit validates the options (defaults applied).
+func checkRunAudit(opt RunAuditOptions) error {
+	m := opt.Canaries
+	switch {
+	case m < 2:
+		return fmt.Errorf("need at least 2 canaries, got %d", m)
+	case !(opt.Norm > 0) || math.IsInf(opt.Norm, 0):
+		return fmt.Errorf("canary norm must be finite and > 0, got %v", opt.Norm)
+	case !(opt.Confidence > 0 && opt.Confidence < 1):
+		return fmt.Errorf("confidence must be in (0, 1), got %v", opt.Confidence)
+	}
+	for _, k := range opt.Guesses {
+		if k < 1 || k > m {
+			return fmt.Errorf("guess count %d is not in [1, %d]", k, m)
+		}
+	}
+	return nil
+}
+
+// auditJob trains the built job j with canaries and audits it.
+func auditJob(ctx context.Context, j *job, cfg TrainConfig, opt RunAuditOptions) (*RunAuditResult, error) {
+	m, p := opt.Canaries, j.model.NumParams()
 	rng := rand.New(rand.NewPCG(optim.DeriveSeed(cfg.Seed, "audit-canaries"), 1))
 	coords, err := quietCoordinates(j, m, rng)
 	if err != nil {
@@ -140,9 +162,6 @@ func AuditRun(ctx context.Context, cfg TrainConfig, opt RunAuditOptions) (*RunAu
 
 	res := &RunAuditResult{Method: cfg.Method, Dataset: cfg.Dataset, Model: cfg.Model, Q: q, Sigma: cfg.Sigma,
 		Delta: cfg.Delta, Confidence: opt.Confidence, Samples: m}
-	if j.maxSteps == math.MaxInt {
-		return nil, errors.New("run audit: the run has no length: set --steps, --epochs or --target-epsilon")
-	}
 	theta0 := j.model.Params()
 	prev := theta0
 	var released [][]float32 // released noisy sums at the canary coordinates, SUM steps only

@@ -52,10 +52,21 @@ type Options struct {
 	Cases []string
 }
 
+// ErrOptions is wrapped by every error caused by invalid options (as
+// opposed to a failure of the audited rule).
+var ErrOptions = errors.New("invalid audit options")
+
 // maxValues caps N·P per batch (two batches of float32 are held per case).
 const maxValues = 1 << 26
 
 func (o *Options) defaults() error {
+	if err := o.check(); err != nil {
+		return fmt.Errorf("%w: %w", ErrOptions, err)
+	}
+	return nil
+}
+
+func (o *Options) check() error {
 	if o.Confidence == 0 {
 		o.Confidence = 0.95
 	}
@@ -169,7 +180,7 @@ func Run(name string, newAgg Factory, cfg aggregate.Config, opt Options) (*Resul
 			for _, c := range cases {
 				names = append(names, c.Name)
 			}
-			return nil, fmt.Errorf("audit %s: none of the cases %v exists (cases: %v)", name, opt.Cases, names)
+			return nil, fmt.Errorf("audit %s: %w: none of the cases %v exists (cases: %v)", name, ErrOptions, opt.Cases, names)
 		}
 		cases = kept
 	}

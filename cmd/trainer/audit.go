@@ -109,7 +109,7 @@ func auditMechanism(args []string, stdout, stderr io.Writer) int {
 	res, err := aggaudit.Rule(*rule, cfg, opt)
 	if err != nil {
 		fmt.Fprintf(stderr, "trainer audit mechanism: %s\n", oneLine(err.Error()))
-		if strings.Contains(err.Error(), "audit: ") && !strings.Contains(err.Error(), "release") {
+		if errors.Is(err, aggaudit.ErrOptions) {
 			return 2
 		}
 		return 1
@@ -189,7 +189,7 @@ func auditRun(args []string, stdout, stderr io.Writer) int {
 	res, err := experiments.AuditRun(ctx, cfg, opt)
 	if err != nil {
 		fmt.Fprintf(stderr, "trainer audit run: %s\n", oneLine(err.Error()))
-		if strings.Contains(err.Error(), "run audit: ") || strings.Contains(err.Error(), "invalid configuration") {
+		if errors.Is(err, experiments.ErrRunAuditOptions) || strings.Contains(err.Error(), "invalid configuration") {
 			return 2
 		}
 		return 1
