@@ -339,7 +339,7 @@ func runCase(newAgg Factory, mech privacy.Mechanism, c Case, ci int, alpha float
 	selA, selB := a[:h*p], b[:h*p]
 	evA, evB := a[h*p:2*h*p], b[h*p:2*h*p]
 	stats := statistics(selA, selB, h, p, opt.Tests == TestsAll)
-	t, err := choose(stats, selA, selB, h, p, opt.Delta, alpha)
+	t, err := choose(stats, selA, selB, h, p, opt.Delta, alpha, opt.Workers)
 	if err != nil {
 		return CaseResult{}, err
 	}

@@ -1,11 +1,13 @@
 package audit
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/bits"
 	"slices"
 	"sort"
+	"sync"
 
 	"github.com/privtrain/privtrain/privacy/audit"
 )
@@ -154,39 +156,84 @@ func ranks(n int) []int {
 }
 
 // choose picks the test with the largest ε lower bound (at δ, alpha) on
-// the selection halves a, b.
-func choose(stats []statistic, a, b []float32, n, p int, delta, alpha float64) (test, error) {
-	best := test{selection: -1}
+// the selection halves a, b; the statistics are scored in parallel.
+func choose(stats []statistic, a, b []float32, n, p int, delta, alpha float64, workers int) (test, error) {
+	best := make([]test, len(stats))
+	errs := make([]error, len(stats))
+	sem := make(chan struct{}, max(workers, 1))
+	var wg sync.WaitGroup
+	for i, s := range stats {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(i int, s statistic) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			best[i], errs[i] = chooseThreshold(s, a, b, n, p, delta, alpha)
+		}(i, s)
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return test{}, err
+	}
+	out := best[0]
+	for _, t := range best[1:] {
+		if t.selection > out.selection {
+			out = t
+		}
+	}
+	return out, nil
+}
+
+// chooseThreshold finds the best event {±s > v} for one statistic.
+func chooseThreshold(s statistic, a, b []float32, n, p int, delta, alpha float64) (test, error) {
+	best := test{stat: s, sign: 1, selection: -1}
+	xa, xb := apply(s, 1, a, n, p), apply(s, 1, b, n, p)
+	if slices.ContainsFunc(xa, math.IsNaN) || slices.ContainsFunc(xb, math.IsNaN) {
+		return test{}, fmt.Errorf("statistic %q is NaN on some release", s.name)
+	}
+	slices.Sort(xa)
+	slices.Sort(xb)
 	rk := ranks(n)
-	for _, s := range stats {
-		for _, sign := range []float64{1, -1} {
-			xa, xb := apply(s, sign, a, n, p), apply(s, sign, b, n, p)
-			if slices.ContainsFunc(xa, math.IsNaN) || slices.ContainsFunc(xb, math.IsNaN) {
-				return test{}, fmt.Errorf("statistic %q is NaN on some release", s.name)
+	for _, sign := range []float64{1, -1} {
+		if sign < 0 {
+			// −x sorted ascending is x reversed and negated.
+			for _, x := range [][]float64{xa, xb} {
+				slices.Reverse(x)
+				for i := range x {
+					x[i] = -x[i]
+				}
 			}
-			slices.Sort(xa)
-			slices.Sort(xb)
-			seen := map[float64]bool{}
-			for _, src := range [][]float64{xa, xb} {
-				for _, k := range rk {
-					thr := src[n-1-k]
-					if seen[thr] {
+		}
+		seen := map[float64]bool{}
+		for _, src := range [][]float64{xa, xb} {
+			for _, k := range rk {
+				thr := src[n-1-k]
+				if seen[thr] {
+					continue
+				}
+				seen[thr] = true
+				ca, cb := countAbove(xa, thr), countAbove(xb, thr)
+				for _, favourD := range []bool{true, false} {
+					c := audit.Counts{KA: ca, NA: n, KB: cb, NB: n}
+					if !favourD {
+						c = audit.Counts{KA: cb, NA: n, KB: ca, NB: n}
+					}
+					// Clopper–Pearson bounds lie on the far side of the
+					// point estimates, so the bound never beats the point
+					// estimate's ε: skip events that cannot win.
+					pt, err := audit.EpsilonFromRates(float64(c.KB)/float64(n), 1-float64(c.KA)/float64(n), delta)
+					if err != nil {
+						return test{}, err
+					}
+					if pt <= best.selection {
 						continue
 					}
-					seen[thr] = true
-					ca, cb := countAbove(xa, thr), countAbove(xb, thr)
-					for _, favourD := range []bool{true, false} {
-						c := audit.Counts{KA: ca, NA: n, KB: cb, NB: n}
-						if !favourD {
-							c = audit.Counts{KA: cb, NA: n, KB: ca, NB: n}
-						}
-						e, err := audit.EmpiricalEpsilon(c, delta, alpha)
-						if err != nil {
-							return test{}, err
-						}
-						if e > best.selection {
-							best = test{stat: s, sign: sign, threshold: thr, favourD: favourD, selection: e}
-						}
+					e, err := audit.EmpiricalEpsilon(c, delta, alpha)
+					if err != nil {
+						return test{}, err
+					}
+					if e > best.selection {
+						best = test{stat: s, sign: sign, threshold: thr, favourD: favourD, selection: e}
 					}
 				}
 			}
