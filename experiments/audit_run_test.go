@@ -4,6 +4,8 @@ import (
 	"context"
 	"math"
 	"testing"
+
+	"github.com/privtrain/privtrain/privacy"
 )
 
 func auditConfig(method string, sigma float64, steps int) TrainConfig {
@@ -74,5 +76,32 @@ func TestAuditRunRejects(t *testing.T) {
 		if _, err := AuditRun(context.Background(), b.cfg, b.opt); err == nil {
 			t.Errorf("accepted %s with %+v", b.cfg.Method, b.opt)
 		}
+	}
+}
+
+// A planted accounting bug: the run trains with σ = 0.1 but its accountant
+// claims σ = 10. The one-run audit must report an ε above that claim.
+func TestAuditRunCatchesMisreportedNoise(t *testing.T) {
+	cfg := auditConfig("dpsgd", 0.1, 200)
+	j, err := buildJob(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := j.expected / float64(j.train.N)
+	bogus, err := privacy.NewAccountant(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := bogus.Compose(privacy.PoissonSubsampled{Base: privacy.Gaussian{Sigma: 10}, Q: q, Bound: privacy.SubsampleAuto}, 200); err != nil {
+		t.Fatal(err)
+	}
+	j.acct = bogus
+	res, err := auditJob(context.Background(), j, cfg, RunAuditOptions{Canaries: 1000, Norm: 1, Confidence: 0.95, Guesses: []int{20, 100, 500, 1000}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("claimed %.4f (bogus σ = 10), empirical %.3f (%s)", res.ClaimedEpsilon, res.EmpiricalEpsilon, res.Case)
+	if !(res.EmpiricalEpsilon > res.ClaimedEpsilon) {
+		t.Errorf("misreported noise not caught: empirical %.3f ≤ claimed %.3f", res.EmpiricalEpsilon, res.ClaimedEpsilon)
 	}
 }
