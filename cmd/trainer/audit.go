@@ -56,6 +56,7 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 type mechanismOutput struct {
 	*aggaudit.Result
 	ClaimedEpsilon   privacy.JSONFloat `json:"claimed_epsilon"`
+	ClaimOrder       privacy.JSONFloat `json:"claim_order"`
 	EmpiricalEpsilon privacy.JSONFloat `json:"empirical_epsilon"`
 }
 
@@ -115,7 +116,7 @@ func auditMechanism(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	if *asJSON {
-		b, err := json.Marshal(mechanismOutput{res, privacy.JSONFloat(res.ClaimedEpsilon), privacy.JSONFloat(res.EmpiricalEpsilon)})
+		b, err := json.Marshal(mechanismOutput{res, privacy.JSONFloat(res.ClaimedEpsilon), privacy.JSONFloat(res.ClaimOrder), privacy.JSONFloat(res.EmpiricalEpsilon)})
 		if err != nil {
 			fmt.Fprintf(stderr, "trainer audit mechanism: encoding JSON: %v\n", err)
 			return 1
@@ -195,7 +196,10 @@ func auditRun(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	if *asJSON {
-		b, err := json.Marshal(res)
+		b, err := json.Marshal(struct {
+			*experiments.RunAuditResult
+			ClaimedEpsilon privacy.JSONFloat `json:"claimed_epsilon"`
+		}{res, privacy.JSONFloat(res.ClaimedEpsilon)})
 		if err != nil {
 			fmt.Fprintf(stderr, "trainer audit run: encoding JSON: %v\n", err)
 			return 1
