@@ -93,6 +93,8 @@ type Config struct {
 	Seed uint64
 	// Workers is the number of goroutines for clipping (0: GOMAXPROCS).
 	Workers int
+	// Canaries adds privacy-audit canary gradients to every step (nil: none).
+	Canaries Canaries
 }
 
 // StepResult describes one training step, for the per-step log.
@@ -259,6 +261,13 @@ func (t *Trainer) Step(step int) (StepResult, error) {
 				res.Corrupted++
 			}
 		}
+	}
+	if t.cfg.Canaries != nil {
+		var err error
+		if m, err = t.appendCanaries(step, m); err != nil {
+			return res, fmt.Errorf("step %d: %w", step, err)
+		}
+		g = t.grads[:m*t.p]
 	}
 	norms := t.norms[:m]
 	if err := clipRows(g, m, t.p, t.cfg.ClipNorm, norms, t.cfg.Workers); err != nil {

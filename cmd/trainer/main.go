@@ -33,6 +33,7 @@ func commands() map[string]command {
 		"experiment": {runExperiment, "regenerate figures and tables of the papers"},
 		"account":    {runAccount, "privacy accounting: RDP curves, ε for δ, σ for a target ε"},
 		"rgm-gd":     {runRGM, "private ridge regression over nodes with the Relative Gaussian Mechanism"},
+		"audit":      {runAudit, "empirical privacy audits of a rule (mechanism) or a training run (run)"},
 	}
 }
 

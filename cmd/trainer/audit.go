@@ -1,0 +1,248 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/privtrain/privtrain/aggregate"
+	aggaudit "github.com/privtrain/privtrain/aggregate/audit"
+	"github.com/privtrain/privtrain/experiments"
+	"github.com/privtrain/privtrain/privacy"
+)
+
+const auditUsage = `usage: trainer audit mechanism|run [flags]
+
+  mechanism  one-step audit of a private aggregation rule: --rule NAME [rule flags]
+             --delta D --samples N [--confidence C] [--tests all|real] [--case NAME,…] [--json]
+  run        one-run audit (Steinke, Nasr & Jagielski 2023) of a training run: any
+             'trainer train' flags (method, dataset, σ, steps, …) plus [--canaries M]
+             [--canary-norm X] [--guesses K,…] [--confidence C] [--json]
+
+The empirical ε is a lower confidence bound: with probability ≥ confidence the
+rule (run) is not (ε, δ)-DP for any smaller ε. Above the claimed ε it is
+evidence of a bug. Run 'trainer audit mechanism -h' for the rule flags.
+`
+
+// runAudit implements `trainer audit mechanism|run`: exit 0 on success, 2
+// on bad arguments, 1 when the audit fails.
+func runAudit(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprint(stderr, auditUsage)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	switch args[0] {
+	case "mechanism":
+		return auditMechanism(args[1:], stdout, stderr)
+	case "run":
+		return auditRun(args[1:], stdout, stderr)
+	}
+	fmt.Fprintf(stderr, "trainer audit: unknown subcommand %q (want mechanism or run)\n", args[0])
+	return 2
+}
+
+// mechanismOutput is the JSON of `trainer audit mechanism`.
+type mechanismOutput struct {
+	*aggaudit.Result
+	ClaimedEpsilon   privacy.JSONFloat `json:"claimed_epsilon"`
+	ClaimOrder       privacy.JSONFloat `json:"claim_order"`
+	EmpiricalEpsilon privacy.JSONFloat `json:"empirical_epsilon"`
+}
+
+func auditMechanism(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("trainer audit mechanism", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var cfg aggregate.Config
+	var opt aggaudit.Options
+	rule := fs.String("rule", "", "registered aggregation rule (e.g. sum, tsum, ptr-tsum, rgm-sum)")
+	fs.Float64Var(&cfg.Sigma, "sigma", 1.1, "noise multiplier σ")
+	fs.Float64Var(&cfg.ClipNorm, "clip", 1, "clip norm R")
+	fs.IntVar(&cfg.F, "f", 0, "trim level F (tsum, ptr-tsum)")
+	fs.Float64Var(&cfg.Tau, "tau", 0, "PTR proposed sensitivity τ (gradient-norm units)")
+	fs.Float64Var(&cfg.B, "b", 1, "PTR Laplace scale b")
+	fs.Float64Var(&cfg.Delta0, "delta0", 1e-8, "PTR failure probability δ₀")
+	fs.Float64Var(&cfg.RGM.Eta, "eta", 0, "rgm-sum relative sensitivity η")
+	fs.Float64Var(&cfg.RGM.RRel, "r-rel", 0, "rgm-sum absolute sensitivity term R_rel")
+	fs.Float64Var(&cfg.RGM.Gamma, "gamma", 0, "rgm-sum relative noise scale γ")
+	fs.Float64Var(&cfg.RGM.Sigma, "rgm-sigma", 0, "rgm-sum baseline noise σ")
+	fs.Float64Var(&opt.Delta, "delta", 1e-5, "δ at which ε is bounded")
+	fs.IntVar(&opt.Samples, "samples", 1000000, "releases per batch and case (half select the test, half evaluate it)")
+	fs.Float64Var(&opt.Confidence, "confidence", 0.95, "confidence of the reported bound (over all cases)")
+	fs.IntVar(&opt.Dim, "dim", 2, "gradient dimension of the audit batches")
+	fs.IntVar(&opt.Workers, "workers", 0, "goroutines (0: all cores)")
+	fs.Uint64Var(&opt.Seed, "seed", 1, "random seed")
+	fs.StringVar(&opt.Tests, "tests", aggaudit.TestsAll, "all (real-valued and float32-granularity tests) | real (the mechanism over the reals)")
+	cases := fs.String("case", "", "comma-separated cases to run (default: all of the rule's cases)")
+	asJSON := fs.Bool("json", false, "print JSON on stdout")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "trainer audit mechanism: unexpected arguments: %s\n", strings.Join(fs.Args(), " "))
+		return 2
+	}
+	if *rule == "" {
+		fmt.Fprintf(stderr, "trainer audit mechanism: --rule is required (registered: %s)\n", strings.Join(aggregate.Names(), ", "))
+		return 2
+	}
+	cfg.RGM.Dim = opt.Dim
+	if *cases != "" {
+		opt.Cases = strings.Split(*cases, ",")
+	}
+	if _, err := aggregate.New(*rule, cfg); err != nil {
+		fmt.Fprintf(stderr, "trainer audit mechanism: %s\n", oneLine(err.Error()))
+		return 2
+	}
+	res, err := aggaudit.Rule(*rule, cfg, opt)
+	if err != nil {
+		fmt.Fprintf(stderr, "trainer audit mechanism: %s\n", oneLine(err.Error()))
+		if errors.Is(err, aggaudit.ErrOptions) {
+			return 2
+		}
+		return 1
+	}
+	if *asJSON {
+		b, err := json.Marshal(mechanismOutput{res, privacy.JSONFloat(res.ClaimedEpsilon), privacy.JSONFloat(res.ClaimOrder), privacy.JSONFloat(res.EmpiricalEpsilon)})
+		if err != nil {
+			fmt.Fprintf(stderr, "trainer audit mechanism: encoding JSON: %v\n", err)
+			return 1
+		}
+		fmt.Fprintln(stdout, string(b))
+		return 0
+	}
+	verdict := "below the claim"
+	if res.Exceeds {
+		verdict = "ABOVE THE CLAIM: the rule leaks more than its accounting says"
+	}
+	fmt.Fprintf(stdout, "rule %s, mechanism %s, δ = %g, %d releases per batch and case, %s tests\n", res.Rule, res.Mechanism.Kind, res.Delta, res.Samples, res.Tests)
+	fmt.Fprintf(stdout, "claimed ε = %.4f (one step, RDP order %g); empirical ε ≥ %.4f at confidence %g (case %s): %s\n",
+		res.ClaimedEpsilon, res.ClaimOrder, res.EmpiricalEpsilon, res.Confidence, res.Case, verdict)
+	w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "case\tempirical ε\tpass rate D/D′\tseconds\ttest")
+	for _, c := range res.Cases {
+		pass := "-"
+		if c.PassRateD != nil {
+			pass = fmt.Sprintf("%.4f/%.4f", *c.PassRateD, *c.PassRateDPrime)
+		}
+		fmt.Fprintf(w, "%s\t%.4f\t%s\t%.1f\t%s\n", c.Case, c.EmpiricalEpsilon, pass, c.Seconds, c.Test)
+	}
+	w.Flush()
+	return 0
+}
+
+// runAuditFlags are the flags of `trainer audit run` besides the train flags.
+var runAuditFlags = []string{"canaries", "canary-norm", "guesses", "confidence", "json"}
+
+func auditRun(args []string, stdout, stderr io.Writer) int {
+	own, rest := splitFlags(args, runAuditFlags...)
+	fs := flag.NewFlagSet("trainer audit run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var opt experiments.RunAuditOptions
+	fs.IntVar(&opt.Canaries, "canaries", 1000, "number m of gradient canaries (each included with probability ½)")
+	fs.Float64Var(&opt.Norm, "canary-norm", 1, "canary gradient norm as a multiple of the clip norm R")
+	guesses := fs.String("guesses", "", "comma-separated guess counts (default m/50, m/20, m/10, m/5, m/2, m)")
+	fs.Float64Var(&opt.Confidence, "confidence", 0.95, "confidence of the reported bound")
+	asJSON := fs.Bool("json", false, "print JSON on stdout")
+	if err := fs.Parse(own); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if *guesses != "" {
+		for _, s := range strings.Split(*guesses, ",") {
+			k, err := strconv.Atoi(strings.TrimSpace(s))
+			if err != nil {
+				fmt.Fprintf(stderr, "trainer audit run: --guesses: %q is not an integer\n", s)
+				return 2
+			}
+			opt.Guesses = append(opt.Guesses, k)
+		}
+	}
+	cfg, _, err := parseTrainFlags(rest, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(stderr, "audit flags: --canaries M, --canary-norm X, --guesses K,…, --confidence C, --json")
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "trainer audit run: %s\n", oneLine(err.Error()))
+		return 2
+	}
+	if !*asJSON {
+		opt.Progress = stderr
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	res, err := experiments.AuditRun(ctx, cfg, opt)
+	if err != nil {
+		fmt.Fprintf(stderr, "trainer audit run: %s\n", oneLine(err.Error()))
+		if errors.Is(err, experiments.ErrRunAuditOptions) || strings.Contains(err.Error(), "invalid configuration") {
+			return 2
+		}
+		return 1
+	}
+	if *asJSON {
+		b, err := json.Marshal(struct {
+			*experiments.RunAuditResult
+			ClaimedEpsilon privacy.JSONFloat `json:"claimed_epsilon"`
+		}{res, privacy.JSONFloat(res.ClaimedEpsilon)})
+		if err != nil {
+			fmt.Fprintf(stderr, "trainer audit run: encoding JSON: %v\n", err)
+			return 1
+		}
+		fmt.Fprintln(stdout, string(b))
+		return 0
+	}
+	fmt.Fprintf(stdout, "method %s on %s (%s): %d steps, q = %.5g, σ = %g, test accuracy %.2f%%, %d canary rows, %.0fs\n",
+		res.Method, res.Dataset, res.Model, res.Steps, res.Q, res.Sigma, 100*res.TestAccuracy, res.CanaryRows, res.WallSeconds)
+	fmt.Fprintf(stdout, "claimed ε = %.4f at δ = %g; empirical ε ≥ %.4f at confidence %g (%s audit, %d canaries)\n",
+		res.ClaimedEpsilon, res.Delta, res.EmpiricalEpsilon, res.Confidence, res.Case, res.Samples)
+	for _, a := range []struct {
+		name string
+		r    any
+	}{{"final model", res.FinalModel}, {"white box", res.WhiteBox}} {
+		b, _ := json.Marshal(a.r)
+		fmt.Fprintf(stdout, "  %s: %s\n", a.name, b)
+	}
+	return 0
+}
+
+// splitFlags separates the named flags (with their values) from the other
+// arguments.
+func splitFlags(args []string, names ...string) (named, rest []string) {
+	for i := 0; i < len(args); i++ {
+		a := strings.TrimLeft(args[i], "-")
+		name, _, hasValue := strings.Cut(a, "=")
+		match := false
+		for _, n := range names {
+			if name == n && strings.HasPrefix(args[i], "-") {
+				match = true
+			}
+		}
+		if !match {
+			rest = append(rest, args[i])
+			continue
+		}
+		named = append(named, args[i])
+		// Boolean flags take no separate value.
+		if !hasValue && name != "json" && i+1 < len(args) {
+			named = append(named, args[i+1])
+			i++
+		}
+	}
+	return named, rest
+}
