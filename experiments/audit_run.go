@@ -107,6 +107,7 @@ func AuditRun(ctx context.Context, cfg TrainConfig, opt RunAuditOptions) (*RunAu
 	if err := checkRunAudit(opt); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrRunAuditOptions, err)
 	}
+	cfg.Out = "" // no run directory: the noise key stays in memory
 	j, err := buildJob(cfg, nil)
 	if err != nil {
 		return nil, err
@@ -171,7 +172,7 @@ func auditJob(ctx context.Context, j *job, cfg TrainConfig, opt RunAuditOptions)
 	noise := cfg.Sigma * cfg.ClipNorm
 	var bar interface{ Add(int) error }
 	if opt.Progress != nil {
-		b := newStepBar(opt.Progress, "audit "+cfg.Method, j.maxSteps)
+		b := newStepBar(opt.Progress, "audit "+cfg.Method, j.maxSteps, j.expected)
 		defer b.Finish()
 		bar = b
 	}

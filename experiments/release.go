@@ -81,6 +81,11 @@ func privacyKey(cfg TrainConfig, resume bool) (randstream.Key, error) {
 	if cfg.ReproducibleNoise {
 		return randstream.FromSeed(cfg.Seed).Derive("privacy"), nil
 	}
+	if cfg.Out == "" && !resume {
+		// A run without a run directory (e.g. AuditRun) cannot be resumed:
+		// its secret key lives in memory only.
+		return randstream.NewSecret()
+	}
 	dir, err := privateDirPath(cfg.Out, !resume)
 	if err != nil {
 		return randstream.Key{}, err

@@ -97,6 +97,22 @@ func validateCommand(args []string) error {
 			_, err := parsePrivacyFigures(args[2:], io.Discard)
 			return err
 		}
+	case "audit":
+		if len(args) < 2 {
+			return errorf("audit needs a kind")
+		}
+		switch args[1] {
+		case "mechanism":
+			// Run it for real with few samples (the last --samples wins).
+			if code := dispatch(append(append([]string{}, args...), "--samples", "2000"), io.Discard, io.Discard); code != 0 {
+				return errorf("exit code %d", code)
+			}
+			return nil
+		case "run":
+			_, rest := splitFlags(args[2:], runAuditFlags...)
+			_, _, err := parseTrainFlags(rest, io.Discard)
+			return err
+		}
 	case "rgm-gd":
 		if _, code := parseRGM(args[1:], io.Discard); code != -1 {
 			return errorf("exit code %d", code)
