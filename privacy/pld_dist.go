@@ -86,7 +86,11 @@ func (p *PLD) Size() int {
 func (p *PLD) Symmetric() bool { return p.dirs[0] == p.dirs[1] }
 
 func composeDir(a, b *pldDirection) *pldDirection {
-	return &pldDirection{upper: composePMF(a.upper, b.upper, true), lower: composePMF(a.lower, b.lower, false)}
+	d := &pldDirection{upper: composePMF(a.upper, b.upper, true)}
+	if len(a.lower.p) > 0 && len(b.lower.p) > 0 {
+		d.lower = composePMF(a.lower, b.lower, false)
+	}
+	return d
 }
 
 // Compose returns the PLD of running p then o (the convolution of the two
@@ -165,7 +169,10 @@ func (p *PLD) Epsilon(delta float64) (PLDGuarantee, error) {
 			break
 		}
 		u := d.upper.epsilonFor(delta, d.upper.slack, p.interval)
-		l := d.lower.epsilonFor(delta, -d.lower.slack, p.interval)
+		l := math.NaN()
+		if len(d.lower.p) > 0 {
+			l = d.lower.epsilonFor(delta, -d.lower.slack, p.interval)
+		}
 		if u > g.Epsilon {
 			g.Epsilon, g.Direction = u, directionNames[i]
 		}
@@ -186,7 +193,10 @@ func (p *PLD) Delta(eps float64) (PLDGuarantee, error) {
 			break
 		}
 		u := math.Min(1, d.upper.deltaSum(eps, p.interval)+d.upper.slack)
-		l := math.Max(0, d.lower.deltaSum(eps, p.interval)-d.lower.slack)
+		l := math.NaN()
+		if len(d.lower.p) > 0 {
+			l = math.Max(0, d.lower.deltaSum(eps, p.interval)-d.lower.slack)
+		}
 		if u > g.Delta {
 			g.Delta, g.Direction = u, directionNames[i]
 		}
