@@ -122,7 +122,7 @@ func TestPLDAccountantRefusesPTR(t *testing.T) {
 
 // MaxSteps: n steps fit and n+1 do not, for both accountants.
 func TestMaxSteps(t *testing.T) {
-	m := SubsampledGaussian{Q: 0.02, Sigma: 1}
+	m := SubsampledGaussian{Q: 0.02, Sigma: 1.5}
 	pld, _ := NewPLDAccountant(0)
 	rdp, _ := NewRDPAccounting("", AccountantOptions{})
 	for _, acc := range []PrivacyAccountant{pld, rdp} {
