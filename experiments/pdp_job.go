@@ -314,7 +314,7 @@ func (j *pdpJob) round(ctx context.Context, metrics *metricsLog, bar *progressba
 	acct := j.acct.Clone()
 	tr, err := optim.NewTrainer(optim.Config{
 		Model: j.model, Data: j.train, Labels: true, Sampler: sampler, Aggregator: agg,
-		ClipNorm: j.cfg.ClipNorm, LR: j.cfg.LR, Q: j.q, Accountant: acct,
+		ClipNorm: j.cfg.ClipNorm, LR: j.cfg.LR, Q: j.q, Accountant: &privacy.RDPAccounting{Acc: acct},
 		StepMechanism: privacy.Gaussian{Sigma: plan.Sigma}, Delta: j.cfg.Delta, Conversion: j.conv,
 		Seed: optim.DeriveSeed(j.cfg.Seed, "noise"),
 	})

@@ -88,7 +88,7 @@ func BenchmarkStep(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					cfg.Aggregator, cfg.ClipNorm, cfg.Accountant = agg, 1, acct
+					cfg.Aggregator, cfg.ClipNorm, cfg.Accountant = agg, 1, &privacy.RDPAccounting{Acc: acct}
 					cfg.StepMechanism, cfg.Q, cfg.Delta = privacy.Gaussian{Sigma: 1.1}, float64(c.batch)/60000, 1e-5
 				}
 				tr, err := NewTrainer(cfg)

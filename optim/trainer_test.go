@@ -101,7 +101,7 @@ func TestPrivateStepAccounting(t *testing.T) {
 			t.Fatal(err)
 		}
 		tr, err := NewTrainer(Config{Model: logreg(t), Data: data, Labels: true, Aggregator: agg, LR: 0.1,
-			ClipNorm: 1, Q: 0.1, Delta: 1e-5, Accountant: acct, StepMechanism: privacy.Gaussian{Sigma: planSigma},
+			ClipNorm: 1, Q: 0.1, Delta: 1e-5, Accountant: &privacy.RDPAccounting{Acc: acct}, StepMechanism: privacy.Gaussian{Sigma: planSigma},
 			Sampler: listSampler{batches, 6.4}, Seed: 9})
 		if err != nil {
 			t.Fatal(err)
@@ -138,7 +138,7 @@ func TestPrivateStepAccounting(t *testing.T) {
 	agg, _ := aggregate.New("sum", aggregate.Config{Sigma: 1.1, ClipNorm: 1})
 	acct, _ = privacy.NewAccountant(nil)
 	tr, err := NewTrainer(Config{Model: logreg(t), Data: bad, Labels: true, Aggregator: agg, LR: 0.1,
-		ClipNorm: 1, Q: 0.1, Delta: 1e-5, Accountant: acct, StepMechanism: privacy.Gaussian{Sigma: 1.1},
+		ClipNorm: 1, Q: 0.1, Delta: 1e-5, Accountant: &privacy.RDPAccounting{Acc: acct}, StepMechanism: privacy.Gaussian{Sigma: 1.1},
 		Sampler: listSampler{[][]int{{0, 1, 2}}, 6.4}})
 	if err != nil {
 		t.Fatal(err)
@@ -156,7 +156,7 @@ func TestNewTrainerRejectsBadConfig(t *testing.T) {
 	agg, _ := aggregate.New("sum", aggregate.Config{Sigma: 1, ClipNorm: 1})
 	acct, _ := privacy.NewAccountant(nil)
 	ok := Config{Model: logreg(t), Data: data, Labels: true, Aggregator: agg, LR: 0.1, ClipNorm: 1, Q: 0.1,
-		Delta: 1e-5, Accountant: acct, StepMechanism: privacy.Gaussian{Sigma: 1}, Sampler: listSampler{[][]int{{0}}, 1}}
+		Delta: 1e-5, Accountant: &privacy.RDPAccounting{Acc: acct}, StepMechanism: privacy.Gaussian{Sigma: 1}, Sampler: listSampler{[][]int{{0}}, 1}}
 	if _, err := NewTrainer(ok); err != nil {
 		t.Fatal(err)
 	}
