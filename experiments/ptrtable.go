@@ -32,6 +32,10 @@ type PTRTable struct {
 	// by the paper to match TSGD+PTR's per-step cost).
 	DPSGDSigma float64
 	Out        string
+	// Accountant is "pld", "rdp" or "" (each method's default: pld for
+	// DP-SGD and TSGD+Gaussian, rdp for TSGD+PTR); an explicit pld applies
+	// to the methods that have a proven PLD only.
+	Accountant string
 }
 
 // PTRTableRow is one run of the grid.
@@ -90,6 +94,9 @@ func (t PTRTable) runConfig(c Corruption, method string, seed uint64) (TrainConf
 	cfg.DataDir, cfg.Seed, cfg.TargetEpsilon = t.DataDir, seed, t.Epsilon
 	cfg.Corruption, cfg.CorruptionRatio = c.Kind, c.Ratio
 	cfg.DynamicF = method == "tsgd-ptr"
+	if t.Accountant == "rdp" || (t.Accountant == "pld" && method != "tsgd-ptr") {
+		cfg.Accountant = t.Accountant
+	}
 	cfg.Out = filepath.Join(t.Out, fmt.Sprintf("%s-%g", c.Kind, c.Ratio), method, fmt.Sprintf("seed-%d", seed))
 	return cfg, cfg.Validate()
 }
@@ -141,8 +148,8 @@ func PTRTableMarkdown(rows []PTRTableRow) string {
 			steps += s.Steps
 		}
 		n := float64(len(ss))
-		fmt.Fprintf(&b, "| %s | %g | %s | %.2f%% | %d | %.3f | %d | %.1f%% | %.0f |\n",
-			k.c.Kind, k.c.Ratio, k.m, 100*acc/n, len(ss), eps, steps/len(ss), 100*pass/n, wall/n)
+		fmt.Fprintf(&b, "| %s | %g | %s | %.2f%% | %d | %.3f (%s) | %d | %.1f%% | %.0f |\n",
+			k.c.Kind, k.c.Ratio, k.m, 100*acc/n, len(ss), eps, ss[0].Accountant, steps/len(ss), 100*pass/n, wall/n)
 	}
 	return b.String()
 }

@@ -92,6 +92,7 @@ func runPTRTable(args []string, stdout, stderr io.Writer) error {
 	seeds := fs.String("seeds", "1", "comma-separated seeds")
 	fs.Float64Var(&t.DPSGDSigma, "dpsgd-sigma", 0, "σ of the dpsgd baseline (0: the preset's Gaussian σ)")
 	fs.StringVar(&t.Out, "out", "out/ptr-table", "output directory (finished runs in it are reused)")
+	fs.StringVar(&t.Accountant, "accountant", "", "pld | rdp (default: pld for dpsgd and tsgd-gaussian, rdp for tsgd-ptr, which has no proven PLD)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
