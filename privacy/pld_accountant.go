@@ -29,6 +29,20 @@ type PLDAccountant struct {
 	index    map[string]int
 	history  []historyEntry
 	cache    *PLD
+	// version counts Compose calls; maxSteps caches the last MaxSteps
+	// answer for this version (a budget plan and the trainer's first
+	// budget check ask the same question).
+	version  int
+	maxSteps *maxStepsAnswer
+}
+
+// maxStepsAnswer is a cached MaxSteps result: n steps fit, and n+1 do not
+// unless n was capped by the limit.
+type maxStepsAnswer struct {
+	key     string
+	version int
+	n       int
+	capped  bool
 }
 
 type pldComposed struct {
@@ -88,6 +102,7 @@ func (a *PLDAccountant) Compose(m Mechanism, count int) error {
 		a.history = append(a.history, historyEntry{mech: idx, count: int64(count)})
 	}
 	a.cache = nil
+	a.version++
 	return nil
 }
 
@@ -211,6 +226,22 @@ func (a *PLDAccountant) MaxSteps(m Mechanism, target, delta float64, limit int) 
 	if limit < 1 {
 		return 0, nil
 	}
+	mkey, err := specKey(m.Spec())
+	if err != nil {
+		return 0, fmt.Errorf("pld accountant: %w", err)
+	}
+	key := fmt.Sprintf("%s|%v|%v", mkey, math.Float64bits(target), math.Float64bits(delta))
+	if c := a.maxSteps; c != nil && c.key == key && c.version == a.version && (!c.capped || c.n >= limit) {
+		return min(c.n, limit), nil
+	}
+	n, err := a.maxStepsCompute(m, target, delta, limit)
+	if err == nil {
+		a.maxSteps = &maxStepsAnswer{key: key, version: a.version, n: n, capped: n == limit}
+	}
+	return n, err
+}
+
+func (a *PLDAccountant) maxStepsCompute(m Mechanism, target, delta float64, limit int) (int, error) {
 	work := a.cloneP()
 	idx, err := work.lookup(m)
 	if err != nil {
@@ -293,7 +324,7 @@ func (p *PLD) upperOnly() *PLD {
 // cloneP copies the accountant (the discretized PLDs are immutable and shared).
 func (a *PLDAccountant) cloneP() *PLDAccountant {
 	b := &PLDAccountant{interval: a.interval, index: make(map[string]int, len(a.index)),
-		history: append([]historyEntry(nil), a.history...), cache: a.cache}
+		history: append([]historyEntry(nil), a.history...), cache: a.cache, version: a.version, maxSteps: a.maxSteps}
 	for _, c := range a.mechs {
 		cc := *c
 		b.mechs = append(b.mechs, &cc)
