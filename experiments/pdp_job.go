@@ -167,6 +167,8 @@ func buildPDPJob(cfg TrainConfig, resume bool) (*pdpJob, error) {
 		var ledger *pdpsgd.Ledger
 		if cfg.PDP.accounting() == pdpsgd.AccountingPaper {
 			ledger, err = pdpsgd.NewPaperLedger(budgets, j.conv, rounds)
+		} else if cfg.PDP.accounting() == pdpsgd.AccountingPLD {
+			ledger, err = pdpsgd.NewPLDLedger(budgets, cfg.PLDInterval)
 		} else {
 			ledger, err = pdpsgd.NewLedger(budgets, j.conv)
 		}
