@@ -56,6 +56,11 @@ import (
 // The optimistic estimate rounds every interval down to its left end point,
 // drops the tail below l_lo and rounds the tail above l_hi down to l_hi: it
 // satisfies (★) with ≤, so the true δ(ε) lies between the two estimates.
+// It drifts by about h/2 per composition: no grid measure does better as a
+// lower bound, since masses (a, b) at (l_i, l_{i+1}) below E_μ[f_e; I] for
+// e just under l_{i+1} need b·(1 − e^{e−l_{i+1}}) ≤ E[(1 − e^{e−L})₊; I],
+// whose right side vanishes faster (for a continuous loss law) — so b = 0.
+// The upper estimate's own error is much smaller (docs/pld-evidence.md).
 //
 // Floating point: FFT convolution errors are charged to s through an a-priori
 // bound (see fftErrorBound); the evaluation of Φ, erfc, exp and log is
