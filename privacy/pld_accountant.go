@@ -34,6 +34,27 @@ type PLDAccountant struct {
 	// budget check ask the same question).
 	version  int
 	maxSteps *maxStepsAnswer
+	// verified is the composed PLD MaxSteps confirmed, keyed by its
+	// history (historyKey): when training reaches that history, the final
+	// query reuses it instead of composing again.
+	verified *verifiedPLD
+}
+
+type verifiedPLD struct {
+	key string
+	pld *PLD
+}
+
+// historyKey identifies the canonical composition: the interval and the
+// distinct mechanisms in order of first use with their counts.
+func (a *PLDAccountant) historyKey() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%x", math.Float64bits(a.interval))
+	for _, c := range a.mechs {
+		k, _ := specKey(c.spec)
+		fmt.Fprintf(&b, "|%s×%d", k, c.count)
+	}
+	return b.String()
 }
 
 // maxStepsAnswer is a cached MaxSteps result: n steps fit, and n+1 do not
@@ -148,6 +169,10 @@ func (a *PLDAccountant) History() []Composition {
 // Composed returns the PLD of the whole history (nil when empty).
 func (a *PLDAccountant) Composed() (*PLD, error) {
 	if a.cache != nil {
+		return a.cache, nil
+	}
+	if a.verified != nil && a.verified.key == a.historyKey() {
+		a.cache = a.verified.pld
 		return a.cache, nil
 	}
 	var total *PLD
@@ -302,6 +327,7 @@ func (a *PLDAccountant) maxStepsCompute(m Mechanism, target, delta float64, limi
 			return 0, err
 		}
 		if g.Epsilon <= target {
+			a.verified = &verifiedPLD{key: c.historyKey(), pld: c.cache}
 			return n, nil
 		}
 		n--
@@ -324,7 +350,7 @@ func (p *PLD) upperOnly() *PLD {
 // cloneP copies the accountant (the discretized PLDs are immutable and shared).
 func (a *PLDAccountant) cloneP() *PLDAccountant {
 	b := &PLDAccountant{interval: a.interval, index: make(map[string]int, len(a.index)),
-		history: append([]historyEntry(nil), a.history...), cache: a.cache, version: a.version, maxSteps: a.maxSteps}
+		history: append([]historyEntry(nil), a.history...), cache: a.cache, version: a.version, maxSteps: a.maxSteps, verified: a.verified}
 	for _, c := range a.mechs {
 		cc := *c
 		b.mechs = append(b.mechs, &cc)

@@ -147,6 +147,17 @@ func TestMaxSteps(t *testing.T) {
 			}
 		}
 		t.Logf("%s: %d more steps fit in ε = 1.0", acc.Kind(), n)
+		// The answer MaxSteps confirmed (and caches) is bit for bit what a
+		// fresh accountant with the same history reports.
+		c := acc.CloneAccountant()
+		c.Compose(m, n)
+		fresh, _ := NewAccounting(acc.Kind(), 0, "", AccountantOptions{})
+		fresh.Compose(m, 5+n)
+		g1, _ := c.EpsilonFor(1e-5)
+		g2, _ := fresh.EpsilonFor(1e-5)
+		if math.Float64bits(g1.Epsilon) != math.Float64bits(g2.Epsilon) {
+			t.Errorf("%s: ε after MaxSteps %v, fresh %v", acc.Kind(), g1.Epsilon, g2.Epsilon)
+		}
 		if l, _ := acc.MaxSteps(m, 1.0, 1e-5, 10); l != 10 {
 			t.Errorf("%s: limit not honoured: %d", acc.Kind(), l)
 		}
