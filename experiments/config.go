@@ -225,6 +225,9 @@ func (c *TrainConfig) Validate() error {
 	if c.Accountant != "" && c.Accountant != "pld" && c.Accountant != "rdp" {
 		return bad("accountant must be pld or rdp, got %q", c.Accountant)
 	}
+	if c.Accountant == "pld" && c.Method == "tsgd-ptr" {
+		return bad("accountant pld: TSGD+PTR has no proven privacy loss distribution (its RDP bounds, Theorem 4.3, are used); use accountant rdp")
+	}
 	if c.PLDInterval != 0 && (!(c.PLDInterval > 0 && c.PLDInterval <= 1) || c.Accountant == "rdp") {
 		return bad("pld interval must be in (0, 1] and needs the pld accountant, got %v", c.PLDInterval)
 	}
