@@ -99,6 +99,11 @@ func (p *PLD) Compose(o *PLD) (*PLD, error) {
 	if p.interval != o.interval {
 		return nil, fmt.Errorf("pld: cannot compose intervals %v and %v", p.interval, o.interval)
 	}
+	for i := range p.dirs {
+		if n := len(p.dirs[i].upper.p) + len(o.dirs[i].upper.p) - 1; n > pldMaxPoints {
+			return nil, fmt.Errorf("pld: the composition needs %d grid points (more than %d) at interval %g; use a larger interval", n, pldMaxPoints, p.interval)
+		}
+	}
 	out := &PLD{interval: p.interval}
 	out.dirs[0] = composeDir(p.dirs[0], o.dirs[0])
 	if p.Symmetric() && o.Symmetric() {
