@@ -48,7 +48,9 @@ type RunAuditResult struct {
 	Sigma   float64 `json:"sigma"`
 	// ClaimedEpsilon is the run accountant's ε at Delta.
 	ClaimedEpsilon float64 `json:"claimed_epsilon"`
-	Delta          float64 `json:"delta"`
+	// Accountant names the accountant of ClaimedEpsilon ("rdp" or "pld").
+	Accountant string  `json:"accountant,omitempty"`
+	Delta      float64 `json:"delta"`
 	// EmpiricalEpsilon is the larger of the two audits' bounds and Case the
 	// audit that gave it; both audits share 1 − Confidence (half each), so
 	// the maximum holds with probability ≥ Confidence.
@@ -247,11 +249,11 @@ func auditJob(ctx context.Context, j *job, cfg TrainConfig, opt RunAuditOptions)
 		res.EmpiricalEpsilon, res.Case = res.WhiteBox.Epsilon, "white-box"
 	}
 	if j.acct.Steps() > 0 {
-		r, err := j.acct.Epsilon(cfg.Delta, j.conversion)
+		r, err := j.acct.EpsilonFor(cfg.Delta)
 		if err != nil {
 			return nil, err
 		}
-		res.ClaimedEpsilon = r.Epsilon
+		res.ClaimedEpsilon, res.Accountant = r.Epsilon, r.Accountant
 	}
 	if res.TestAccuracy, err = Accuracy(j.model, j.test.X, j.test.Labels, j.test.Dim()); err != nil {
 		return nil, err

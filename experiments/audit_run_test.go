@@ -95,7 +95,7 @@ func TestAuditRunCatchesMisreportedNoise(t *testing.T) {
 	if err := bogus.Compose(privacy.PoissonSubsampled{Base: privacy.Gaussian{Sigma: 10}, Q: q, Bound: privacy.SubsampleAuto}, 200); err != nil {
 		t.Fatal(err)
 	}
-	j.acct = bogus
+	j.acct = &privacy.RDPAccounting{Acc: bogus}
 	res, err := auditJob(context.Background(), j, cfg, RunAuditOptions{Canaries: 1000, Norm: 1, Confidence: 0.95, Guesses: []int{20, 100, 500, 1000}})
 	if err != nil {
 		t.Fatal(err)

@@ -61,6 +61,12 @@ type TrainConfig struct {
 	// Bound selects the subsampling bound: auto, whitebox, blackbox.
 	Bound         string `json:"bound,omitempty" yaml:"bound,omitempty"`
 	AllowUnproven bool   `json:"allow_unproven,omitempty" yaml:"allow_unproven,omitempty"`
+	// Accountant is "pld", "rdp" or "" (default: pld when the step
+	// mechanism has a proven privacy loss distribution — DP-SGD and
+	// TSGD+Gaussian — else rdp, e.g. TSGD+PTR). PLDInterval is the PLD
+	// discretization interval (0: privacy.DefaultPLDInterval).
+	Accountant  string  `json:"accountant,omitempty" yaml:"accountant,omitempty"`
+	PLDInterval float64 `json:"pld_interval,omitempty" yaml:"pld_interval,omitempty"`
 
 	// PTR / trimmed-sum parameters (tsgd-ptr, tsgd-gaussian).
 	Tau          float64 `json:"tau,omitempty" yaml:"tau,omitempty"`
@@ -133,6 +139,11 @@ func DefaultConfig() TrainConfig {
 func TrainDefaults() TrainConfig {
 	c := DefaultConfig()
 	c.Corruption, c.CorruptionRatio = corruption.None, 0
+	// Secure noise is the default job's setting (free in budget for its
+	// TSGD+PTR); train asks for it explicitly, because the discrete
+	// mechanisms have no proven privacy loss distribution and would give up
+	// the PLD accountant's tighter ε for DP-SGD and TSGD+Gaussian.
+	c.SecureNoise = false
 	return c
 }
 
@@ -336,6 +347,15 @@ func (c *TrainConfig) validate() error {
 	}
 	if c.Conversion != "" && c.Conversion != "bbg" && c.Conversion != "mironov" {
 		return bad("conversion must be bbg or mironov, got %q", c.Conversion)
+	}
+	if c.Accountant != "" && c.Accountant != "pld" && c.Accountant != "rdp" {
+		return bad("accountant must be pld or rdp, got %q", c.Accountant)
+	}
+	if c.Accountant == "pld" && c.Method == "tsgd-ptr" {
+		return bad("accountant pld: TSGD+PTR has no proven privacy loss distribution (its RDP bounds, Theorem 4.3, are used); use accountant rdp")
+	}
+	if c.PLDInterval != 0 && (!(c.PLDInterval > 0 && c.PLDInterval <= 1) || c.Accountant == "rdp") {
+		return bad("pld interval must be in (0, 1] and needs the pld accountant, got %v", c.PLDInterval)
 	}
 	switch c.Bound {
 	case "", "auto", "whitebox", "blackbox":

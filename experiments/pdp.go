@@ -37,7 +37,8 @@ type PDPConfig struct {
 	// Accounting is "rdp" (default: per-example RDP with per-step
 	// personalized Poisson sampling) or "paper" (Theorem 4.2 per round with
 	// D_R drawn once per round, Theorem 4.3 across rounds, δ_R = δ_i/k);
-	// see optim/pdpsgd.NewPaperLedger for its validity conditions.
+	// see optim/pdpsgd.NewPaperLedger for its validity conditions; or "pld"
+	// (AccountingRDP's argument on the PLD accountant, NewPLDLedger).
 	Accounting string `json:"accounting,omitempty" yaml:"accounting,omitempty"`
 }
 

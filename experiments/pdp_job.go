@@ -179,6 +179,8 @@ func buildPDPJob(cfg TrainConfig, ck *checkpoint) (*pdpJob, error) {
 		var ledger *pdpsgd.Ledger
 		if cfg.PDP.accounting() == pdpsgd.AccountingPaper {
 			ledger, err = pdpsgd.NewPaperLedger(budgets, j.conv, rounds)
+		} else if cfg.PDP.accounting() == pdpsgd.AccountingPLD {
+			ledger, err = pdpsgd.NewPLDLedger(budgets, cfg.PLDInterval)
 		} else {
 			ledger, err = pdpsgd.NewLedger(budgets, j.conv)
 		}
@@ -365,7 +367,7 @@ func (j *pdpJob) round(ctx context.Context, metrics *runLogs, bar stepProgress) 
 	// full rate q in every step; the ledger holds the personalized spend.
 	tr, err := optim.NewTrainer(optim.Config{
 		Model: j.model, Data: j.train, Labels: true, Sampler: sampler, Aggregator: agg,
-		ClipNorm: j.cfg.ClipNorm, LR: j.cfg.LR, Q: j.q, Accountant: j.acct,
+		ClipNorm: j.cfg.ClipNorm, LR: j.cfg.LR, Q: j.q, Accountant: &privacy.RDPAccounting{Acc: j.acct},
 		StepMechanism: privacy.Gaussian{Sigma: plan.Sigma}, Delta: j.cfg.Delta, Conversion: j.conv,
 		Seed: optim.DeriveSeed(j.cfg.Seed, "noise"), NoiseKey: j.key.Derive("noise"),
 	})

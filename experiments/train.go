@@ -30,11 +30,21 @@ type Summary struct {
 	Steps        int     `json:"steps"`
 	StoppedBy    string  `json:"stopped_by"`
 	TestAccuracy float64 `json:"test_accuracy"`
-	// Epsilon is ε at Delta for the whole run, at the optimal Order.
+	// Epsilon is ε at Delta for the whole run, at the optimal Order (rdp)
+	// or the PLD's certified upper bound (pld).
 	Epsilon    float64 `json:"epsilon,omitempty"`
 	Delta      float64 `json:"delta,omitempty"`
 	Order      float64 `json:"order,omitempty"`
 	Conversion string  `json:"conversion,omitempty"`
+
+	// Accountant names the accountant of Epsilon: "rdp" or "pld"; with pld,
+	// EpsilonOptimistic is the optimistic estimate at discretization
+	// interval PLDInterval. AccountingSeconds is the time spent in budget
+	// checks and ε queries.
+	Accountant        string  `json:"accountant,omitempty"`
+	EpsilonOptimistic float64 `json:"epsilon_optimistic,omitempty"`
+	PLDInterval       float64 `json:"pld_interval,omitempty"`
+	AccountingSeconds float64 `json:"accounting_seconds,omitempty"`
 	// Bounds lists the RDP bounds the accountant used (over all orders),
 	// BoundAtOrder the one(s) at the optimal order, and Unproven whether any
 	// was used outside its proven conditions (only with --allow-unproven).
@@ -189,7 +199,8 @@ type job struct {
 	model      model.Model
 	trainer    *optim.Trainer
 	agg        aggregate.Aggregator
-	acct       *privacy.Accountant
+	acct       privacy.PrivacyAccountant
+	acctTime   time.Duration
 	start      int
 	maxSteps   int
 	stoppedBy  string
@@ -294,7 +305,7 @@ func buildJob(cfg TrainConfig, resume *checkpoint) (*job, error) {
 		}
 	}
 	if cfg.Private() {
-		if j.acct, err = newAccountant(cfg, resume); err != nil {
+		if j.acct, err = newAccountant(cfg, privacy.PoissonSubsampled{Base: stepMech, Q: q}, j.conversion, resume); err != nil {
 			return nil, err
 		}
 		if resume != nil && j.acct.Steps() != resume.NextStep {
@@ -359,7 +370,11 @@ func (j *job) planLength() error {
 		// One step composed on a copy: a bound that cannot be used (say the
 		// white-box bound outside its conditions) fails here, before the run
 		// directory is written.
-		if _, err := j.trainer.NextStepFits(math.MaxFloat64); err != nil {
+		one := j.acct.CloneAccountant()
+		if err := one.Compose(j.trainer.StepMechanism(), 1); err != nil {
+			return fmt.Errorf("invalid configuration: %w", err)
+		}
+		if _, err := one.EpsilonFor(j.cfg.Delta); err != nil {
 			return fmt.Errorf("invalid configuration: %w", err)
 		}
 	}
@@ -371,16 +386,18 @@ func (j *job) planLength() error {
 		limit, j.stoppedBy = int(math.Ceil(j.cfg.Epochs*float64(j.train.N)/j.expected)), "epochs"
 	}
 	if j.cfg.TargetEpsilon > 0 {
-		b, err := budgetSteps(j.acct, j.trainer.StepMechanism(), j.cfg.TargetEpsilon, j.cfg.Delta, j.conversion)
+		t0 := time.Now()
+		b, err := j.acct.MaxSteps(j.trainer.StepMechanism(), j.cfg.TargetEpsilon, j.cfg.Delta, math.MaxInt32)
+		j.acctTime += time.Since(t0)
 		if err != nil {
 			return err
 		}
 		if b == 0 && j.acct.Steps() == 0 {
-			one := j.acct.Clone()
+			one := j.acct.CloneAccountant()
 			if err := one.Compose(j.trainer.StepMechanism(), 1); err != nil {
 				return err
 			}
-			r, err := one.Epsilon(j.cfg.Delta, j.conversion)
+			r, err := one.EpsilonFor(j.cfg.Delta)
 			if err != nil {
 				return err
 			}
@@ -397,64 +414,35 @@ func (j *job) planLength() error {
 	return nil
 }
 
-// budgetSteps returns how many more steps of mech fit in ε(δ) ≤ target after
-// acct's history, by doubling and bisection on the composed accountant.
-func budgetSteps(acct *privacy.Accountant, mech privacy.Mechanism, target, delta float64, conv privacy.Conversion) (int, error) {
-	fits := func(k int) (bool, error) {
-		a := acct.Clone()
-		if err := a.Compose(mech, k); err != nil {
-			return false, err
-		}
-		r, err := a.Epsilon(delta, conv)
-		return r.Epsilon <= target, err
-	}
-	if ok, err := fits(1); err != nil || !ok {
-		return 0, err
-	}
-	lo, hi := 1, 2
-	for {
-		ok, err := fits(hi)
-		if err != nil {
-			return 0, err
-		}
-		if !ok {
-			break
-		}
-		if hi > 1<<30 {
-			return hi, nil
-		}
-		lo, hi = hi, hi*2
-	}
-	for hi-lo > 1 {
-		mid := lo + (hi-lo)/2
-		ok, err := fits(mid)
-		if err != nil {
-			return 0, err
-		}
-		if ok {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return lo, nil
-}
-
 // newAccountant starts an accountant, or restores it from the checkpoint.
-func newAccountant(cfg TrainConfig, resume *checkpoint) (*privacy.Accountant, error) {
-	acct, err := privacy.NewAccountantWithOptions(privacy.DefaultOrders(), privacy.AccountantOptions{AllowUnproven: cfg.AllowUnproven})
-	if err != nil {
-		return nil, err
+// The kind is cfg.Accountant, or by default pld when the subsampled step
+// mechanism has a proven PLD and rdp otherwise; a resumed run keeps the
+// kind of its checkpoint (an explicit, different cfg.Accountant is an error).
+func newAccountant(cfg TrainConfig, step privacy.Mechanism, conv privacy.Conversion, resume *checkpoint) (privacy.PrivacyAccountant, error) {
+	kind := cfg.Accountant
+	if kind == "" {
+		kind = privacy.KindRDP
+		if privacy.HasPLD(step) {
+			kind = privacy.KindPLD
+		}
+	}
+	if kind == privacy.KindPLD && !privacy.HasPLD(step) {
+		return nil, fmt.Errorf("invalid configuration: method %s has no proven privacy loss distribution (its step is %s); use accountant rdp", cfg.Method, step.Spec().Inner.Kind)
 	}
 	if resume != nil {
 		if len(resume.Accountant) == 0 {
 			return nil, fmt.Errorf("resume %s: the checkpoint has no accountant history", cfg.Out)
 		}
-		if err := json.Unmarshal(resume.Accountant, acct); err != nil {
+		acct, err := privacy.LoadAccountant(resume.Accountant, conv)
+		if err != nil {
 			return nil, fmt.Errorf("resume: accountant history: %w", err)
 		}
+		if cfg.Accountant != "" && acct.Kind() != cfg.Accountant {
+			return nil, fmt.Errorf("resume: the checkpoint was accounted with %s, not %s", acct.Kind(), cfg.Accountant)
+		}
+		return acct, nil
 	}
-	return acct, nil
+	return privacy.NewAccounting(kind, cfg.PLDInterval, conv, privacy.AccountantOptions{AllowUnproven: cfg.AllowUnproven})
 }
 
 func (j *job) run(ctx context.Context, progress io.Writer) (*Summary, error) {
@@ -479,7 +467,9 @@ func (j *job) run(ctx context.Context, progress io.Writer) (*Summary, error) {
 		if j.cfg.TargetEpsilon > 0 {
 			// planLength already stops inside the budget; this re-check makes
 			// the guarantee independent of that plan.
+			t0 := time.Now()
 			ok, err := j.trainer.NextStepFits(j.cfg.TargetEpsilon)
+			j.acctTime += time.Since(t0)
 			if err != nil {
 				return nil, err
 			}
@@ -509,8 +499,8 @@ func (j *job) run(ctx context.Context, progress io.Writer) (*Summary, error) {
 		if bar != nil {
 			// The console is the operator's: the loss is shown there.
 			desc := fmt.Sprintf("%s loss %.3f", j.cfg.Method, res.Loss)
-			if j.acct != nil {
-				desc += fmt.Sprintf(" ε %.3f", res.Epsilon)
+			if res.Accountant != "" {
+				desc += fmt.Sprintf(" ε %.3f (%s)", res.Epsilon, res.Accountant)
 			}
 			bar.Describe(desc)
 			bar.Add(1)
@@ -600,13 +590,26 @@ func (j *job) finish(steps int) (*Summary, error) {
 	}
 	s.TestAccuracy = acc
 	if j.acct != nil && j.acct.Steps() > 0 {
-		r, err := j.acct.Epsilon(j.cfg.Delta, j.conversion)
-		if err != nil {
-			return nil, err
+		t0 := time.Now()
+		s.Accountant = j.acct.Kind()
+		if rdp, ok := j.acct.(*privacy.RDPAccounting); ok {
+			r, err := rdp.Acc.Epsilon(j.cfg.Delta, j.conversion)
+			if err != nil {
+				return nil, err
+			}
+			s.Epsilon, s.Delta, s.Order, s.Conversion = r.Epsilon, r.Delta, r.Order, string(j.conversion)
+			s.Bounds, s.BoundAtOrder = boundsUsed(rdp.Acc, r.Order)
+			s.Unproven = !r.Proven
+		} else {
+			g, err := j.acct.EpsilonFor(j.cfg.Delta)
+			if err != nil {
+				return nil, err
+			}
+			s.Epsilon, s.Delta, s.EpsilonOptimistic, s.PLDInterval = g.Epsilon, g.Delta, g.Optimistic, g.Interval
+			s.Unproven = !g.Proven
 		}
-		s.Epsilon, s.Delta, s.Order, s.Conversion = r.Epsilon, r.Delta, r.Order, string(j.conversion)
-		s.Bounds, s.BoundAtOrder = boundsUsed(j.acct, r.Order)
-		s.Unproven = !r.Proven
+		j.acctTime += time.Since(t0)
+		s.AccountingSeconds = j.acctTime.Seconds()
 	}
 	if err := model.Save(filepath.Join(j.cfg.Out, finalModel), j.model); err != nil {
 		return nil, err

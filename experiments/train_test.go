@@ -94,12 +94,16 @@ func TestResumeIsExact(t *testing.T) {
 	if err := readJSON(filepath.Join(part.Out, stateFile), &ck); err != nil {
 		t.Fatal(err)
 	}
-	acct, _ := privacy.NewAccountant(nil)
-	if err := json.Unmarshal(ck.Accountant, acct); err != nil {
+	acct, err := privacy.LoadAccountant(ck.Accountant, privacy.ConversionBBG)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if acct.Steps() != 12 {
-		t.Errorf("accountant holds %d steps after resume, want 12", acct.Steps())
+	if acct.Steps() != 12 || acct.Kind() != privacy.KindPLD || got.Accountant != privacy.KindPLD {
+		t.Errorf("accountant %s holds %d steps after resume, want pld with 12 (summary says %q)", acct.Kind(), acct.Steps(), got.Accountant)
+	}
+	g, _ := acct.EpsilonFor(full.Delta)
+	if g.Epsilon != got.Epsilon {
+		t.Errorf("re-composed checkpoint history gives ε %v, summary %v", g.Epsilon, got.Epsilon)
 	}
 }
 
@@ -170,27 +174,38 @@ func TestBudgetStop(t *testing.T) {
 	c.BatchSize = 1024
 	c.TargetEpsilon = 0.95
 	c.SecureNoise = false // the check below recomputes the float mechanism's (MTZ19) budget
+	c.Model = "logreg"    // the PLD accountant fits ~100 steps: keep them cheap
 	s, err := Train(context.Background(), c, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.StoppedBy != "budget" || s.Epsilon > c.TargetEpsilon {
-		t.Fatalf("stopped by %s at ε = %v, want budget stop within %v", s.StoppedBy, s.Epsilon, c.TargetEpsilon)
+	if s.StoppedBy != "budget" || s.Epsilon > c.TargetEpsilon || s.Accountant != privacy.KindPLD {
+		t.Fatalf("stopped by %s at ε = %v (%s), want budget stop within %v by pld", s.StoppedBy, s.Epsilon, s.Accountant, c.TargetEpsilon)
 	}
-	// One more step of the same mechanism would exceed the target.
+	// One more step of the same mechanism would exceed the target, for the
+	// PLD accountant of this run and for the RDP accountant of a second run.
 	q := float64(c.BatchSize) / 60000
-	acct, _ := privacy.NewAccountant(nil)
 	step := privacy.PoissonSubsampled{Base: privacy.Gaussian{Sigma: c.Sigma}, Q: q}
-	if err := acct.Compose(step, s.Steps+1); err != nil {
+	c2 := c
+	c2.Accountant, c2.Out = privacy.KindRDP, filepath.Join(t.TempDir(), "budget-rdp")
+	s2, err := Train(context.Background(), c2, Options{})
+	if err != nil {
 		t.Fatal(err)
 	}
-	r, _ := acct.Epsilon(c.Delta, privacy.ConversionBBG)
-	if r.Epsilon <= c.TargetEpsilon {
-		t.Errorf("%d steps stay at ε = %v ≤ %v: the run stopped early", s.Steps+1, r.Epsilon, c.TargetEpsilon)
+	for _, run := range []*Summary{s, s2} {
+		acct, _ := privacy.NewAccounting(run.Accountant, 0, privacy.ConversionBBG, privacy.AccountantOptions{})
+		if err := acct.Compose(step, run.Steps+1); err != nil {
+			t.Fatal(err)
+		}
+		r, _ := acct.EpsilonFor(c.Delta)
+		if r.Epsilon <= c.TargetEpsilon {
+			t.Errorf("%s: %d steps stay at ε = %v ≤ %v: the run stopped early", run.Accountant, run.Steps+1, r.Epsilon, c.TargetEpsilon)
+		}
 	}
-	if s.Steps < 2 {
-		t.Errorf("only %d steps fit in ε = %v", s.Steps, c.TargetEpsilon)
+	if s2.Steps < 2 || s.Steps <= s2.Steps || s2.Accountant != privacy.KindRDP {
+		t.Errorf("pld fits %d steps, rdp (%s) %d, in ε = %v", s.Steps, s2.Accountant, s2.Steps, c.TargetEpsilon)
 	}
+	t.Logf("steps within ε = %v: pld %d (ε %.4f), rdp %d (ε %.4f); accounting %.2f s of %.2f s", c.TargetEpsilon, s.Steps, s.Epsilon, s2.Steps, s2.Epsilon, s.AccountingSeconds, s.WallSeconds)
 }
 
 // TestPTRRunWithCorruption runs TSGD+PTR with label corruption: the run

@@ -25,13 +25,17 @@ type PrivateConfig struct {
 	Sigma float64
 	// TargetEpsilon, when > 0, calibrates σ with privacy.CalibrateSigma:
 	// the smallest σ (to privacy.CalibrationTolerance) such that Steps
-	// steps are (TargetEpsilon, Delta)-DP under Conversion.
+	// steps are (TargetEpsilon, Delta)-DP under the Accountant.
 	TargetEpsilon float64
 	// Steps is the planned number of steps (required with TargetEpsilon).
 	Steps int
 	// Delta is the δ at which ε is reported (and calibrated), in (0, 1).
 	Delta float64
-	// Conversion from RDP to (ε, δ) ("" means privacy.ConversionBBG).
+	// Accountant is privacy.KindPLD (the default: a certified upper bound
+	// from the privacy loss distribution, the tightest here) or
+	// privacy.KindRDP (Rényi DP, as Opacus' RDP accountant).
+	Accountant string
+	// Conversion from RDP to (ε, δ) ("" means privacy.ConversionBBG); RDP only.
 	Conversion privacy.Conversion
 	// LR is the learning rate (> 0).
 	LR float64
@@ -61,7 +65,7 @@ type Private struct {
 	// sampling rate; Delta and Conversion those at which Epsilon reports.
 	Sigma, Q, Delta float64
 	Conversion      privacy.Conversion
-	Accountant      *privacy.Accountant
+	Accountant      privacy.PrivacyAccountant
 	Sampler         *datasets.PoissonSampler
 	Aggregator      aggregate.Aggregator
 	next            int
@@ -70,8 +74,9 @@ type Private struct {
 // MakePrivate returns a private trainer of m on data (the analogue of
 // Opacus' make_private and make_private_with_epsilon): Poisson sampling at
 // rate q, clipping to R, the aggregation rule (default "sum", DP-SGD's
-// Σ g_i + N(0, σ²R² I)) and an RDP accountant composing the
-// Poisson-subsampled Gaussian mechanism (MTZ19) every step. With a target
+// Σ g_i + N(0, σ²R² I)) and an accountant composing the Poisson-subsampled
+// Gaussian mechanism every step: by default the PLD accountant (certified
+// upper bound), or RDP (MTZ19) on request. With a target
 // (ε, δ) and a number of steps, σ is the smallest that meets it.
 //
 // The model is a classifier (labels) when its spec has more than one class
@@ -108,6 +113,13 @@ func MakePrivate(m model.Model, data *datasets.Dataset, cfg PrivateConfig) (*Pri
 	if conv == "" {
 		conv = privacy.ConversionBBG
 	}
+	kind := cfg.Accountant
+	if kind == "" {
+		kind = privacy.KindPLD
+	}
+	if kind != privacy.KindPLD && kind != privacy.KindRDP {
+		return nil, fmt.Errorf("optim: make private: accountant must be %q or %q, got %q", privacy.KindPLD, privacy.KindRDP, kind)
+	}
 	sigma := cfg.Sigma
 	switch {
 	case cfg.TargetEpsilon != 0 && cfg.Sigma != 0:
@@ -119,6 +131,7 @@ func MakePrivate(m model.Model, data *datasets.Dataset, cfg PrivateConfig) (*Pri
 		var err error
 		sigma, err = privacy.CalibrateSigma(privacy.CalibrationRequest{
 			TargetEpsilon: cfg.TargetEpsilon, Delta: cfg.Delta, Q: q, Steps: cfg.Steps, Conversion: conv,
+			Accountant: kind,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("optim: make private: %w", err)
@@ -145,7 +158,7 @@ func MakePrivate(m model.Model, data *datasets.Dataset, cfg PrivateConfig) (*Pri
 	if err != nil {
 		return nil, fmt.Errorf("optim: make private: %w", err)
 	}
-	acct, err := privacy.NewAccountant(nil)
+	acct, err := privacy.NewAccounting(kind, 0, conv, privacy.AccountantOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("optim: make private: %w", err)
 	}
@@ -180,8 +193,9 @@ func (p *Private) Train(n int) (StepResult, error) {
 // Steps returns the number of steps Train has run.
 func (p *Private) Steps() int { return p.next }
 
-// Epsilon returns the (ε, δ) guarantee of the steps run so far, at the
-// configured δ and conversion.
-func (p *Private) Epsilon() (privacy.EpsilonResult, error) {
-	return p.Accountant.Epsilon(p.Delta, p.Conversion)
+// Epsilon returns the (ε, δ) guarantee of the steps run so far at the
+// configured δ, from the configured accountant (Guarantee.Accountant names
+// it).
+func (p *Private) Epsilon() (privacy.Guarantee, error) {
+	return p.Accountant.EpsilonFor(p.Delta)
 }

@@ -54,10 +54,18 @@ func TestMakePrivateAccounting(t *testing.T) {
 		{"target", PrivateConfig{TargetEpsilon: 8, Steps: 2250, BatchSize: 1},
 			func(s float64) bool { return s <= 1.425307617 && 1.425307617-s < 0.01 },
 			func(e float64) bool { return e <= 8 && e > 7.999 }},
+		// The PLD accountant (default) certifies less than RDP's 7.329 for
+		// the same steps (σ calibration on PLD is tested in privacy).
+		{"sigma-pld", PrivateConfig{Sigma: 1.5, Q: 0.04, Accountant: privacy.KindPLD},
+			func(s float64) bool { return s == 1.5 },
+			func(e float64) bool { return e < 7.32911117143 && e > 5 }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := tc.cfg
 			cfg.ClipNorm, cfg.Delta, cfg.LR, cfg.Key = 1, 1e-5, 0.1, randstream.FromSeed(7)
+			if cfg.Accountant == "" {
+				cfg.Accountant = privacy.KindRDP // the Opacus references are RDP
+			}
 			p, err := MakePrivate(tinyModel(t), tinyData(25), cfg)
 			if err != nil {
 				t.Fatal(err)
@@ -76,7 +84,8 @@ func TestMakePrivateAccounting(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if p.Steps() != 2250 || e.Steps != 2250 || last.Step != 2249 || !tc.wantEps(e.Epsilon) || last.Epsilon != e.Epsilon {
+			if p.Steps() != 2250 || e.Steps != 2250 || last.Step != 2249 || !tc.wantEps(e.Epsilon) ||
+				e.Accountant == privacy.KindRDP && last.Epsilon != e.Epsilon { // per-step ε: RDP only
 				t.Fatalf("after %d steps (accountant %d, last %d): ε = %v (step log %v)", p.Steps(), e.Steps, last.Step, e.Epsilon, last.Epsilon)
 			}
 		})
@@ -88,7 +97,7 @@ func TestMakePrivateAccounting(t *testing.T) {
 func TestMakePrivateMatchesManualWiring(t *testing.T) {
 	data := tinyData(40)
 	const q, sigma, seed = 0.25, 0.8, 11
-	p, err := MakePrivate(tinyModel(t), data, PrivateConfig{Sigma: sigma, Q: q, ClipNorm: 0.5, Delta: 1e-5, LR: 0.3, Key: randstream.FromSeed(seed)})
+	p, err := MakePrivate(tinyModel(t), data, PrivateConfig{Sigma: sigma, Q: q, ClipNorm: 0.5, Delta: 1e-5, LR: 0.3, Key: randstream.FromSeed(seed), Accountant: privacy.KindRDP})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +106,7 @@ func TestMakePrivateMatchesManualWiring(t *testing.T) {
 	agg, _ := aggregate.New("sum", aggregate.Config{Sigma: sigma, ClipNorm: 0.5})
 	acct, _ := privacy.NewAccountant(nil)
 	tr, err := NewTrainer(Config{Model: manual, Data: data, Labels: true, Sampler: sampler, Aggregator: agg,
-		ClipNorm: 0.5, LR: 0.3, Q: q, Accountant: acct, StepMechanism: privacy.Gaussian{Sigma: sigma},
+		ClipNorm: 0.5, LR: 0.3, Q: q, Accountant: &privacy.RDPAccounting{Acc: acct}, StepMechanism: privacy.Gaussian{Sigma: sigma},
 		Delta: 1e-5, NoiseKey: randstream.FromSeed(seed).Derive("noise")})
 	if err != nil {
 		t.Fatal(err)

@@ -65,13 +65,16 @@ type Config struct {
 	// datasets.PoissonSubsampler; Q = 0 takes that rate, a non-zero Q must
 	// be ≥ it (accounting at a larger rate is valid, see PoissonSubsampler).
 	Q float64
-	// Accountant records the privacy cost of every step (nil: non-private).
-	Accountant *privacy.Accountant
+	// Accountant records the privacy cost of every step (nil: non-private):
+	// privacy.RDPAccounting or privacy.PLDAccountant. Only this trainer may
+	// compose into it while training (the budget check counts its steps).
+	Accountant privacy.PrivacyAccountant
 	// StepMechanism is the (not subsampled) mechanism every private step is
 	// expected to be; the trainer verifies each step's report against it.
 	StepMechanism privacy.Mechanism
-	// Delta is the δ at which ε is reported after each step; Conversion the
-	// RDP → (ε, δ) conversion (default: Balle et al. 2020).
+	// Delta is the δ at which ε is reported after each step. Conversion is
+	// kept for callers' records: an RDP accountant (privacy.RDPAccounting)
+	// carries its own conversion, which is the one used.
 	Delta      float64
 	Conversion privacy.Conversion
 	// Bound chooses the subsampling bound (auto: the best proven one).
@@ -103,12 +106,15 @@ type StepResult struct {
 	BatchSize int     `json:"batch_size"`
 	Loss      float64 `json:"loss"`
 	Epsilon   float64 `json:"epsilon,omitempty"`
-	Branch    string  `json:"branch,omitempty"`
-	Delta     int     `json:"delta,omitempty"`
-	DeltaHat  float64 `json:"delta_hat,omitempty"`
-	F         int     `json:"f,omitempty"`
-	Trimmed   int     `json:"trimmed,omitempty"`
-	Corrupted int     `json:"corrupted,omitempty"`
+	// Accountant names the accountant of Epsilon (per-step ε is reported
+	// by the RDP accountant only: a PLD query re-convolves the history).
+	Accountant string  `json:"accountant,omitempty"`
+	Branch     string  `json:"branch,omitempty"`
+	Delta      int     `json:"delta,omitempty"`
+	DeltaHat   float64 `json:"delta_hat,omitempty"`
+	F          int     `json:"f,omitempty"`
+	Trimmed    int     `json:"trimmed,omitempty"`
+	Corrupted  int     `json:"corrupted,omitempty"`
 }
 
 // Trainer runs training steps. It is not safe for concurrent use.
@@ -116,6 +122,12 @@ type Trainer struct {
 	cfg  Config
 	p, d int
 	mech privacy.Mechanism // subsampled step mechanism, for accounting
+
+	// Budget allowance: budgetN more steps of mech fit in budgetTarget
+	// after the accountant's first budgetBase steps (see NextStepFits).
+	budgetTarget        float64
+	budgetBase, budgetN int
+	budgetValid         bool
 
 	x       []float32
 	labels  []int
@@ -194,22 +206,29 @@ func NewTrainer(cfg Config) (*Trainer, error) {
 // for non-private training).
 func (t *Trainer) StepMechanism() privacy.Mechanism { return t.mech }
 
+// budgetLimit caps the allowance computed by NextStepFits.
+const budgetLimit = 1 << 24
+
 // NextStepFits reports whether composing one more step keeps ε(δ) ≤ target
-// at the run's δ (always true for non-private training).
+// at the run's δ (always true for non-private training). The first call
+// for a target asks the accountant how many steps of the step mechanism
+// fit (MaxSteps: a bisection on the composed RDP curve, or O(log n)
+// PLD convolutions), later calls only count the steps composed since, so
+// the check never re-convolves the history.
 func (t *Trainer) NextStepFits(target float64) (bool, error) {
-	delta := t.cfg.Delta
 	if t.cfg.Accountant == nil {
 		return true, nil
 	}
-	next := t.cfg.Accountant.Clone()
-	if err := next.Compose(t.mech, 1); err != nil {
-		return false, fmt.Errorf("optim: budget check: %w", err)
+	done := t.cfg.Accountant.Steps() - t.budgetBase
+	if !t.budgetValid || t.budgetTarget != target || done < 0 {
+		n, err := t.cfg.Accountant.MaxSteps(t.mech, target, t.cfg.Delta, budgetLimit)
+		if err != nil {
+			return false, fmt.Errorf("optim: budget check: %w", err)
+		}
+		t.budgetTarget, t.budgetBase, t.budgetN, t.budgetValid = target, t.cfg.Accountant.Steps(), n, true
+		done = 0
 	}
-	res, err := next.Epsilon(delta, t.cfg.Conversion)
-	if err != nil {
-		return false, fmt.Errorf("optim: budget check: %w", err)
-	}
-	return res.Epsilon <= target, nil
+	return done < t.budgetN, nil
 }
 
 // Step runs training step `step` (0-based): sample, gather, per-example
@@ -304,12 +323,12 @@ func (t *Trainer) Step(step int) (StepResult, error) {
 	if err := t.cfg.Model.Step(t.out); err != nil {
 		return res, fmt.Errorf("step %d: update: %w", step, err)
 	}
-	if t.cfg.Accountant != nil {
-		eps, err := t.cfg.Accountant.Epsilon(t.cfg.Delta, t.cfg.Conversion)
+	if t.cfg.Accountant != nil && t.cfg.Accountant.Kind() == privacy.KindRDP {
+		eps, err := t.cfg.Accountant.EpsilonFor(t.cfg.Delta)
 		if err != nil {
 			return res, fmt.Errorf("step %d: accounting: %w", step, err)
 		}
-		res.Epsilon = eps.Epsilon
+		res.Epsilon, res.Accountant = eps.Epsilon, privacy.KindRDP
 	}
 	if t.cfg.Trim != nil && rep.Branch != "" {
 		if tr, ok := t.cfg.Aggregator.(aggregate.Trimmer); ok {

@@ -118,7 +118,7 @@ func TestPrivateStepAccounting(t *testing.T) {
 			t.Fatal(err)
 		}
 		tr, err := NewTrainer(Config{Model: logreg(t), Data: data, Labels: true, Aggregator: agg, LR: 0.1,
-			ClipNorm: 1, Delta: 1e-5, Accountant: acct, StepMechanism: privacy.Gaussian{Sigma: planSigma},
+			ClipNorm: 1, Delta: 1e-5, Accountant: &privacy.RDPAccounting{Acc: acct}, StepMechanism: privacy.Gaussian{Sigma: planSigma},
 			Sampler: sampler, NoiseKey: randstream.FromSeed(9)})
 		if err != nil {
 			t.Fatal(err)
@@ -159,7 +159,7 @@ func TestPrivateStepAccounting(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr, err = NewTrainer(Config{Model: logreg(t), Data: bad, Labels: true, Aggregator: agg, LR: 0.1,
-		ClipNorm: 1, Delta: 1e-5, Accountant: acct, StepMechanism: privacy.Gaussian{Sigma: 1.1},
+		ClipNorm: 1, Delta: 1e-5, Accountant: &privacy.RDPAccounting{Acc: acct}, StepMechanism: privacy.Gaussian{Sigma: 1.1},
 		Sampler: all, NoiseKey: randstream.FromSeed(1)})
 	if err != nil {
 		t.Fatal(err)
@@ -181,7 +181,7 @@ func TestNewTrainerRejectsBadConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	ok := Config{Model: logreg(t), Data: data, Labels: true, Aggregator: agg, LR: 0.1, ClipNorm: 1, Q: 0.1,
-		Delta: 1e-5, Accountant: acct, StepMechanism: privacy.Gaussian{Sigma: 1}, Sampler: poisson,
+		Delta: 1e-5, Accountant: &privacy.RDPAccounting{Acc: acct}, StepMechanism: privacy.Gaussian{Sigma: 1}, Sampler: poisson,
 		NoiseKey: randstream.FromSeed(1)}
 	if _, err := NewTrainer(ok); err != nil {
 		t.Fatal(err)

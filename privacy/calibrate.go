@@ -32,6 +32,13 @@ type CalibrationRequest struct {
 	// Prior, if not nil, is the history already spent (PDP-SGD's Algorithm 4
 	// calibrates each round after the previous ones). It is not modified.
 	Prior *Accountant
+	// Accountant selects the accounting: "" or KindRDP (the fields above),
+	// or KindPLD: ε is the PLD accountant's certified upper bound at
+	// interval PLDInterval (0: default), after PriorPLD if not nil (then its
+	// interval is used). Orders, Conversion and Prior must then be unset.
+	Accountant  string
+	PLDInterval float64
+	PriorPLD    *PLDAccountant
 }
 
 // CalibrateSigma returns the smallest noise multiplier σ (to
@@ -58,6 +65,16 @@ func CalibrateSigma(req CalibrationRequest) (float64, error) {
 	}
 	if err := conv.Validate(); err != nil {
 		return 0, fmt.Errorf("calibrate σ: %w", err)
+	}
+	switch req.Accountant {
+	case "", KindRDP:
+		if req.PriorPLD != nil {
+			return 0, fmt.Errorf("calibrate σ: a PLD prior needs accountant %q", KindPLD)
+		}
+	case KindPLD:
+		return calibrateSigmaPLD(req)
+	default:
+		return 0, fmt.Errorf("calibrate σ: unknown accountant %q", req.Accountant)
 	}
 	orders := req.Orders
 	prior := make([]float64, 0)
@@ -95,17 +112,59 @@ func CalibrateSigma(req CalibrationRequest) (float64, error) {
 	} else if req.Prior != nil && req.Prior.Steps() > 0 && e >= req.TargetEpsilon {
 		return 0, fmt.Errorf("calibrate σ: the prior history alone spends ε = %v ≥ target %v", e, req.TargetEpsilon)
 	}
+	return bisectSigma(epsAt, req.TargetEpsilon)
+}
+
+// calibrateSigmaPLD is CalibrateSigma on the PLD accountant: each candidate
+// σ composes the prior with Steps runs of SubsampledGaussian{Q, σ}
+// canonically (bit for bit what the accountant will report).
+func calibrateSigmaPLD(req CalibrationRequest) (float64, error) {
+	if req.Prior != nil || req.Orders != nil {
+		return 0, fmt.Errorf("calibrate σ: RDP prior or orders given with the PLD accountant")
+	}
+	prior := req.PriorPLD
+	if prior == nil {
+		var err error
+		if prior, err = NewPLDAccountant(req.PLDInterval); err != nil {
+			return 0, fmt.Errorf("calibrate σ: %w", err)
+		}
+	} else if req.PLDInterval != 0 && req.PLDInterval != prior.Interval() {
+		return 0, fmt.Errorf("calibrate σ: interval %v differs from the prior's %v", req.PLDInterval, prior.Interval())
+	}
+	if prior.Steps() > 0 {
+		g, err := prior.EpsilonFor(req.Delta)
+		if err != nil {
+			return 0, fmt.Errorf("calibrate σ: %w", err)
+		}
+		if g.Epsilon >= req.TargetEpsilon {
+			return 0, fmt.Errorf("calibrate σ: the prior history alone spends ε = %v ≥ target %v", g.Epsilon, req.TargetEpsilon)
+		}
+	}
+	epsAt := func(sigma float64) (float64, error) {
+		a := prior.cloneP()
+		if err := a.Compose(SubsampledGaussian{Q: req.Q, Sigma: sigma}, req.Steps); err != nil {
+			return 0, err
+		}
+		g, err := a.EpsilonFor(req.Delta)
+		return g.Epsilon, err
+	}
+	return bisectSigma(epsAt, req.TargetEpsilon)
+}
+
+// bisectSigma returns the smallest σ (to CalibrationTolerance) with
+// epsAt(σ) ≤ target, for epsAt decreasing in σ.
+func bisectSigma(epsAt func(float64) (float64, error), target float64) (float64, error) {
 	hi := 1.0
 	for {
 		e, err := epsAt(hi)
 		if err != nil {
 			return 0, fmt.Errorf("calibrate σ: %w", err)
 		}
-		if e <= req.TargetEpsilon {
+		if e <= target {
 			break
 		}
 		if hi *= 2; hi > calibrationMaxSigma {
-			return 0, fmt.Errorf("calibrate σ: target ε = %v unreachable with σ ≤ %g", req.TargetEpsilon, calibrationMaxSigma)
+			return 0, fmt.Errorf("calibrate σ: target ε = %v unreachable with σ ≤ %g", target, calibrationMaxSigma)
 		}
 	}
 	lo := hi / 2
@@ -114,7 +173,7 @@ func CalibrateSigma(req CalibrationRequest) (float64, error) {
 		if err != nil {
 			return 0, fmt.Errorf("calibrate σ: %w", err)
 		}
-		if e > req.TargetEpsilon {
+		if e > target {
 			break
 		}
 		hi = lo
@@ -129,7 +188,7 @@ func CalibrateSigma(req CalibrationRequest) (float64, error) {
 		if err != nil {
 			return 0, fmt.Errorf("calibrate σ: %w", err)
 		}
-		if e <= req.TargetEpsilon {
+		if e <= target {
 			hi = mid
 		} else {
 			lo = mid

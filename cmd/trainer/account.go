@@ -22,6 +22,13 @@ const accountUsage = `usage: trainer account rdp|epsilon|sigma [flags]
            [--conversion mironov|bbg] [--orders LIST]; --mech ptr --direct: Theorem 4.2 + strong composition
   sigma    noise multiplier of DP-SGD:  --target-epsilon E --delta D --q Q --steps T [--conversion C] [--orders LIST]
 
+--accountant pld|rdp (epsilon, sigma; default rdp) selects the accountant. pld: a privacy loss
+distribution (certified upper bound "epsilon", plus "epsilon_optimistic" and the "interval"):
+  epsilon --accountant pld --mech gaussian --sigma S --q Q --steps N --delta D   (--q 1: no subsampling)
+  epsilon --accountant pld --mech laplace --b B [--q Q] --steps N --delta D      (sensitivity 1)
+  epsilon --accountant pld --history H.json --delta D   (H.json: [{"mech":"gaussian","sigma":S,"q":Q,"steps":N}, …])
+  [--interval H] is the discretization interval of the loss axis (default 1e-4).
+
 mechanisms: gaussian (--sigma), laplace (--b), ptr (--sigma1 --tau --b --delta0; σ2 = τ·σ1),
             rgm (--eta --gamma --dim [--sigma] [--r-rel])
 --q Q wraps the mechanism in Poisson subsampling at rate Q ∈ (0,1] with --bound whitebox|blackbox|lower|auto.
@@ -32,6 +39,8 @@ mechanisms: gaussian (--sigma), laplace (--b), ptr (--sigma1 --tau --b --delta0;
 // accountFlags holds the parsed command line of `trainer account`.
 type accountFlags struct {
 	mech, bound, orders, conversion  string
+	accountant, history              string
+	interval                         float64
 	q, sigma, b, sigma1, tau, delta0 float64
 	eta, gamma, rRel, delta, target  float64
 	dim, steps                       int
@@ -56,8 +65,11 @@ func runAccount(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	f, err := parseAccountFlags(sub, args[1:])
+	if err == nil {
+		err = checkAccountantFlags(sub, f)
+	}
 	if err != nil {
-		fmt.Fprintf(stderr, "trainer account %s: %v\n", sub, err)
+		fmt.Fprintf(stderr, "trainer account %s: %s\n", sub, oneLine(err.Error()))
 		return 2
 	}
 	var out accountOutput
@@ -122,6 +134,9 @@ func parseAccountFlags(sub string, args []string) (accountFlags, error) {
 	fs.BoolVar(&f.direct, "direct", false, "ptr: Theorem 4.2 composed by strong composition")
 	fs.BoolVar(&f.allowUnproven, "allow-unproven", false, "accept bounds outside their proven conditions")
 	fs.BoolVar(&f.json, "json", false, "JSON on stdout")
+	fs.StringVar(&f.accountant, "accountant", privacy.KindRDP, "accountant: pld or rdp")
+	fs.StringVar(&f.history, "history", "", "pld: JSON list of compositions to account")
+	fs.Float64Var(&f.interval, "interval", privacy.DefaultPLDInterval, "pld: discretization interval of the privacy loss")
 	if err := fs.Parse(args); err != nil {
 		return f, err
 	}
@@ -326,6 +341,9 @@ type epsilonJSON struct {
 }
 
 func accountEpsilon(f accountFlags) (accountOutput, error) {
+	if f.accountant == privacy.KindPLD {
+		return accountEpsilonPLD(f)
+	}
 	if err := checkSteps(f); err != nil {
 		return accountOutput{}, err
 	}
@@ -473,6 +491,9 @@ func accountSigma(f accountFlags) (accountOutput, error) {
 	}
 	if !(f.target > 0) || math.IsInf(f.target, 0) {
 		return accountOutput{}, usagef("--target-epsilon must be finite and > 0, got %v", f.target)
+	}
+	if f.accountant == privacy.KindPLD {
+		return accountSigmaPLD(f)
 	}
 	conv, err := parseConversion(f)
 	if err != nil {

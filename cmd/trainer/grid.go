@@ -226,6 +226,8 @@ func parsePTRTable(args []string, stderr io.Writer) (*grid.Grid, *flag.FlagSet, 
 	seeds := fs.String("seeds", "1", "comma-separated seeds or ranges (1-5)")
 	fs.Float64Var(&t.DPSGDSigma, "dpsgd-sigma", 0, "σ of the dpsgd baseline (0: the preset's Gaussian σ)")
 	fs.IntVar(&t.Steps, "steps", 0, "cap every run at this many steps (smoke tests; 0: train until ε is spent)")
+	fs.StringVar(&t.Accountant, "accountant", "", "pld | rdp (default: pld for dpsgd and tsgd-gaussian, rdp for tsgd-ptr, which has no proven PLD)")
+	fs.BoolVar(&t.SecureNoise, "secure-noise", false, "floating-point-safe noise (accounted with RDP)")
 	var m gridModes
 	addGridModes(fs, &m, "out/ptr-table")
 	if err := fs.Parse(args); err != nil {

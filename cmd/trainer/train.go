@@ -62,8 +62,11 @@ func runTrainFrom(args []string, base experiments.TrainConfig, stdout, stderr io
 	fmt.Fprintf(stdout, "method %s on %s (%s): %d steps (stopped by %s), %.0f examples/s\n",
 		sum.Method, sum.Dataset, sum.Model, sum.Steps, sum.StoppedBy, sum.ExamplesPerSecond)
 	fmt.Fprintf(stdout, "test accuracy: %.2f%%\n", 100*sum.TestAccuracy)
-	if sum.Delta > 0 {
-		fmt.Fprintf(stdout, "privacy: (ε, δ) = (%.4f, %g) at Rényi order %g (%s conversion; bound there: %s; all bounds used: %s)\n",
+	if sum.Delta > 0 && sum.Accountant == "pld" {
+		fmt.Fprintf(stdout, "privacy: (ε, δ) = (%.4f, %g) by the PLD accountant (certified upper bound; optimistic estimate %.4f; interval %g)\n",
+			sum.Epsilon, sum.Delta, sum.EpsilonOptimistic, sum.PLDInterval)
+	} else if sum.Delta > 0 {
+		fmt.Fprintf(stdout, "privacy: (ε, δ) = (%.4f, %g) by the RDP accountant at Rényi order %g (%s conversion; bound there: %s; all bounds used: %s)\n",
 			sum.Epsilon, sum.Delta, sum.Order, sum.Conversion, strings.Join(sum.BoundAtOrder, ", "), strings.Join(sum.Bounds, ", "))
 		if sum.Unproven {
 			fmt.Fprintln(stdout, "WARNING: --allow-unproven was set and some orders used a bound outside its proven conditions")
@@ -197,6 +200,8 @@ func trainFlagSet(cfg *experiments.TrainConfig, preset, config string, stderr io
 	fs.IntVar(&cfg.Steps, "steps", cfg.Steps, "number of steps")
 	fs.StringVar(&cfg.Conversion, "conversion", cfg.Conversion, "RDP to (ε,δ) conversion: bbg | mironov")
 	fs.StringVar(&cfg.Bound, "bound", cfg.Bound, "subsampled-PTR bound: auto | whitebox | blackbox")
+	fs.StringVar(&cfg.Accountant, "accountant", cfg.Accountant, "privacy accountant: pld | rdp (default: pld where the step mechanism has a proven PLD, else rdp)")
+	fs.Float64Var(&cfg.PLDInterval, "pld-interval", cfg.PLDInterval, "PLD discretization interval (0: 1e-4)")
 	fs.BoolVar(&cfg.AllowUnproven, "allow-unproven", cfg.AllowUnproven, "allow bounds outside their proven conditions (reported)")
 	fs.Float64Var(&cfg.Tau, "tau", cfg.Tau, "PTR proposed sensitivity τ in gradient-norm units, 0 < τ < R (trainer account --tau takes τ/R)")
 	fs.Float64Var(&cfg.LaplaceB, "b", cfg.LaplaceB, "PTR Laplace scale b")

@@ -22,6 +22,9 @@ func TestTrainRejectsBadInput(t *testing.T) {
 		{[]string{"--preset", "nope"}, "unknown preset"},
 		{[]string{"--config", filepath.Join(dir, "missing.yaml")}, "missing.yaml"},
 		{[]string{"extra"}, "unexpected arguments"},
+		{[]string{"--accountant", "prv"}, "accountant must be pld or rdp"},
+		{[]string{"--method", "tsgd-ptr", "--accountant", "pld"}, "no proven privacy loss distribution"},
+		{[]string{"--accountant", "rdp", "--pld-interval", "1e-3"}, "pld interval"},
 	}
 	for _, tc := range tests {
 		var stdout, stderr bytes.Buffer
@@ -46,7 +49,7 @@ func TestTrainEndToEnd(t *testing.T) {
 	if code := dispatch(args, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
-	for _, want := range []string{"test accuracy:", "privacy: (ε, δ) = (", "mtz19", "run directory: " + out,
+	for _, want := range []string{"test accuracy:", "privacy: (ε, δ) = (", "by the PLD accountant (certified upper bound", "run directory: " + out,
 		"privacy randomness: secret", "noise: floating point"} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, stdout.String())

@@ -29,6 +29,13 @@ type PTRTable struct {
 	DPSGDSigma float64
 	// Steps > 0 caps every run at that many steps (smoke tests, CI).
 	Steps int
+	// Accountant is "pld", "rdp" or "" (each method's default: pld where
+	// the step has a proven PLD, i.e. float-noise DP-SGD and TSGD+Gaussian;
+	// rdp for TSGD+PTR). An explicit pld applies to those methods only.
+	Accountant string
+	// SecureNoise selects the floating-point-safe release (accounted with
+	// RDP: the discrete mechanisms have no proven PLD).
+	SecureNoise bool
 }
 
 // PTRPaperCorruptions are the seven corruption settings of Table 1.
@@ -139,10 +146,17 @@ func (t PTRTable) Grid() (*Grid, error) {
 					cfg.Corruption, cfg.CorruptionRatio = c.Kind, c.Ratio
 					cfg.DynamicF = m == "tsgd-ptr"
 					cfg.Steps = t.Steps
+					cfg.SecureNoise = t.SecureNoise
+					if m != "tsgd-ptr" {
+						cfg.Accountant = t.Accountant
+					}
 					cfg.Out = ""
 					method := m
 					if m == "dpsgd" {
 						method = fmt.Sprintf("dpsgd σ=%g", cfg.Sigma)
+					}
+					if cfg.Accountant != "" {
+						method += " (" + cfg.Accountant + ")"
 					}
 					g.Cells = append(g.Cells, Cell{
 						Row:       []string{cfg.Dataset, strconv.FormatFloat(eps, 'g', -1, 64), c.Kind, strconv.FormatFloat(c.Ratio, 'g', -1, 64), method},

@@ -38,6 +38,8 @@ type class struct {
 	budget Budget
 	count  int
 	acct   *privacy.Accountant
+	// pld is the class's accountant under AccountingPLD (acct is nil then).
+	pld    *privacy.PLDAccountant
 	spent  float64   // ε at budget.Delta of acct (0 before any step)
 	order  float64   // Rényi order attaining spent
 	rounds []float64 // ε increments per charged round
@@ -109,6 +111,26 @@ func NewLedger(budgets []Budget, c privacy.Conversion) (*Ledger, error) {
 		}
 		l.class[i] = k
 		l.classes[k].count++
+	}
+	return l, nil
+}
+
+// NewPLDLedger is NewLedger on the PLD accountant (AccountingPLD): every
+// class composes the privacy loss distributions of its Poisson-subsampled
+// Gaussian steps at its own rates q·π (the same per-example argument as
+// AccountingRDP, with the PLD's certified ε(δ_i) in place of the RDP
+// conversion), at discretization interval h (0: the default).
+func NewPLDLedger(budgets []Budget, h float64) (*Ledger, error) {
+	l, err := NewLedger(budgets, "")
+	if err != nil {
+		return nil, err
+	}
+	l.acc = AccountingPLD
+	for _, c := range l.classes {
+		c.acct = nil
+		if c.pld, err = privacy.NewPLDAccountant(h); err != nil {
+			return nil, fmt.Errorf("ledger: %w", err)
+		}
 	}
 	return l, nil
 }
@@ -280,14 +302,23 @@ func mechanism(sigma, q, pi float64) privacy.Mechanism {
 	return privacy.PoissonSubsampled{Base: privacy.Gaussian{Sigma: sigma}, Q: q * pi}
 }
 
-// after returns the class's ε after steps more steps at (σ, q·π).
-func (l *Ledger) after(c *class, sigma, q, pi float64, steps int) (privacy.EpsilonResult, *privacy.Accountant, error) {
+// after returns the class's ε after steps more steps at (σ, q·π), with the
+// class's accountant after them (RDP, or PLD under AccountingPLD).
+func (l *Ledger) after(c *class, sigma, q, pi float64, steps int) (privacy.EpsilonResult, *privacy.Accountant, *privacy.PLDAccountant, error) {
+	if l.acc == AccountingPLD {
+		a := c.pld.CloneAccountant().(*privacy.PLDAccountant)
+		if err := a.Compose(mechanism(sigma, q, pi), steps); err != nil {
+			return privacy.EpsilonResult{}, nil, nil, err
+		}
+		g, err := a.EpsilonFor(c.budget.Delta)
+		return privacy.EpsilonResult{Epsilon: g.Epsilon, Delta: g.Delta, Steps: g.Steps, Proven: g.Proven}, nil, a, err
+	}
 	a := c.acct.Clone()
 	if err := a.Compose(mechanism(sigma, q, pi), steps); err != nil {
-		return privacy.EpsilonResult{}, nil, err
+		return privacy.EpsilonResult{}, nil, nil, err
 	}
 	res, err := a.Epsilon(c.budget.Delta, l.conv)
-	return res, a, err
+	return res, a, nil, err
 }
 
 // calibrate returns the smallest σ (to privacy.CalibrationTolerance) meeting
@@ -313,14 +344,19 @@ func (l *Ledger) calibrate(r Round) (float64, error) {
 			// raise the maximum: one accountant evaluation instead of a
 			// bisection. With many budget groups this keeps planning
 			// linear in the number of classes with a small constant.
-			if res, _, err := l.after(c, sigma, r.Q, r.Rates[k], r.Steps); err == nil && res.Epsilon <= r.Caps[k] && res.Epsilon <= c.budget.Epsilon {
+			if res, _, _, err := l.after(c, sigma, r.Q, r.Rates[k], r.Steps); err == nil && res.Epsilon <= r.Caps[k] && res.Epsilon <= c.budget.Epsilon {
 				continue
 			}
 		}
-		s, err := privacy.CalibrateSigma(privacy.CalibrationRequest{
+		req := privacy.CalibrationRequest{
 			TargetEpsilon: r.Caps[k], Delta: c.budget.Delta, Q: r.Q * r.Rates[k], Steps: r.Steps,
 			Conversion: l.conv, Prior: c.acct,
-		})
+		}
+		if l.acc == AccountingPLD {
+			// Algorithm 4 on the class's PLD history.
+			req.Prior, req.Accountant, req.PriorPLD = nil, privacy.KindPLD, c.pld
+		}
+		s, err := privacy.CalibrateSigma(req)
 		if err != nil {
 			return 0, fmt.Errorf("ledger plan: class ε = %v: %w", c.budget.Epsilon, err)
 		}
@@ -359,7 +395,7 @@ func (l *Ledger) fits(r Round, sigma float64, steps int) (bool, error) {
 			}
 			eps = c.spent + inc
 		} else {
-			res, _, err := l.after(c, sigma, r.Q, r.Rates[k], steps)
+			res, _, _, err := l.after(c, sigma, r.Q, r.Rates[k], steps)
 			if err != nil {
 				return false, err
 			}
@@ -422,6 +458,7 @@ func (l *Ledger) Charge(r Round) error {
 	}
 	type update struct {
 		acct  *privacy.Accountant
+		pld   *privacy.PLDAccountant
 		res   privacy.EpsilonResult
 		delta float64
 	}
@@ -439,13 +476,14 @@ func (l *Ledger) Charge(r Round) error {
 		}
 		var res privacy.EpsilonResult
 		var a *privacy.Accountant
+		var pa *privacy.PLDAccountant
 		var inc float64
 		var err error
 		if l.acc == AccountingPaper {
 			inc, err = l.paperCharge(c, r.Sigma, r.Q, pi, r.Steps)
 			res, a = privacy.EpsilonResult{Epsilon: c.spent + inc}, c.acct
 		} else {
-			res, a, err = l.after(c, r.Sigma, r.Q, pi, r.Steps)
+			res, a, pa, err = l.after(c, r.Sigma, r.Q, pi, r.Steps)
 			inc = res.Epsilon - c.spent
 		}
 		if err != nil {
@@ -457,12 +495,12 @@ func (l *Ledger) Charge(r Round) error {
 		if res.Epsilon > r.Caps[k] {
 			return fmt.Errorf("ledger: round %d would spend ε = %v of class ε = %v, above its round cap %v: refused", r.Index, res.Epsilon, c.budget.Epsilon, r.Caps[k])
 		}
-		ups[k] = &update{acct: a, res: res, delta: inc}
+		ups[k] = &update{acct: a, pld: pa, res: res, delta: inc}
 	}
 	for k, c := range l.classes {
 		inc := 0.0
 		if u := ups[k]; u != nil {
-			c.acct, c.spent, c.order, inc = u.acct, u.res.Epsilon, u.res.Order, u.delta
+			c.acct, c.pld, c.spent, c.order, inc = u.acct, u.pld, u.res.Epsilon, u.res.Order, u.delta
 			c.retired = c.retired || r.Retires != nil && r.Retires[k]
 			if l.acc == AccountingPaper {
 				c.deltaSpent += r.Rates[k] * l.paperDelta(c)
@@ -486,7 +524,7 @@ func (l *Ledger) Check() error {
 		if l.acc == AccountingPaper {
 			break
 		}
-		res, err := c.acct.Epsilon(c.budget.Delta, l.conv)
+		res, err := c.epsilon(l)
 		if err != nil {
 			return fmt.Errorf("ledger check: %w", err)
 		}
@@ -515,6 +553,15 @@ func (l *Ledger) Check() error {
 		return fmt.Errorf("ledger check failed: %w", errors.Join(errs...))
 	}
 	return nil
+}
+
+// epsilon recomputes the class's ε at its δ from its accountant.
+func (c *class) epsilon(l *Ledger) (privacy.EpsilonResult, error) {
+	if l.acc == AccountingPLD {
+		g, err := c.pld.EpsilonFor(c.budget.Delta)
+		return privacy.EpsilonResult{Epsilon: g.Epsilon, Delta: g.Delta, Steps: g.Steps, Proven: g.Proven}, err
+	}
+	return c.acct.Epsilon(c.budget.Delta, l.conv)
 }
 
 // SameBudgets reports whether the ledger was made for these budgets.

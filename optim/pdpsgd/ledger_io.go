@@ -32,6 +32,8 @@ type classJSON struct {
 	Retired    bool                `json:"retired,omitempty"`
 	DeltaSpent float64             `json:"delta_spent,omitempty"`
 	Accountant *privacy.Accountant `json:"accountant"`
+	// PLD is the class's accountant under AccountingPLD.
+	PLD *privacy.PLDAccountant `json:"pld,omitempty"`
 }
 
 // MarshalJSON writes the budgets, every class's accountant history and the
@@ -39,7 +41,7 @@ type classJSON struct {
 func (l *Ledger) MarshalJSON() ([]byte, error) {
 	out := ledgerJSON{Version: 1, Conversion: l.conv, Class: l.class, Rounds: l.rounds, Accounting: l.acc, PaperRounds: l.paperRounds}
 	for _, c := range l.classes {
-		out.Classes = append(out.Classes, classJSON{Budget: c.budget, Count: c.count, Spent: c.spent, Rounds: c.rounds, Retired: c.retired, DeltaSpent: c.deltaSpent, Accountant: c.acct})
+		out.Classes = append(out.Classes, classJSON{Budget: c.budget, Count: c.count, Spent: c.spent, Rounds: c.rounds, Retired: c.retired, DeltaSpent: c.deltaSpent, Accountant: c.acct, PLD: c.pld})
 	}
 	return json.Marshal(out)
 }
@@ -78,19 +80,19 @@ func (l *Ledger) UnmarshalJSON(data []byte) error {
 		if err := checkBudget(c.Budget); err != nil {
 			return fmt.Errorf("ledger: class %d: %w", k, err)
 		}
-		if c.Accountant == nil {
-			return fmt.Errorf("ledger: class %d has no accountant", k)
+		if (c.Accountant == nil) != (in.Accounting == AccountingPLD) || (c.PLD == nil) != (in.Accounting != AccountingPLD) {
+			return fmt.Errorf("ledger: class %d has no accountant for %s accounting", k, in.Accounting)
 		}
 		if c.Count != counts[k] {
 			return fmt.Errorf("ledger: class %d claims %d examples, has %d", k, c.Count, counts[k])
 		}
-		nl.classes = append(nl.classes, &class{budget: c.Budget, count: c.Count, acct: c.Accountant, spent: c.Spent, rounds: c.Rounds, retired: c.Retired, deltaSpent: c.DeltaSpent})
+		nl.classes = append(nl.classes, &class{budget: c.Budget, count: c.Count, acct: c.Accountant, pld: c.PLD, spent: c.Spent, rounds: c.Rounds, retired: c.Retired, deltaSpent: c.DeltaSpent})
 	}
 	for _, c := range nl.classes {
 		if nl.acc == AccountingPaper {
 			break
 		}
-		res, err := c.acct.Epsilon(c.budget.Delta, nl.conv)
+		res, err := c.epsilon(&nl)
 		if err != nil {
 			return fmt.Errorf("ledger: %w", err)
 		}

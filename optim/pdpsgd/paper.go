@@ -20,16 +20,21 @@ const (
 	// AccountingPaper is the paper's ε-level accounting, made valid: see
 	// NewPaperLedger.
 	AccountingPaper Accounting = "paper"
+	// AccountingPLD is AccountingRDP's per-example argument on the PLD
+	// accountant (NewPLDLedger): each class composes the PLDs of its
+	// Poisson-subsampled Gaussian steps at rate q·π, and ε_i is the PLD's
+	// certified upper bound at δ_i.
+	AccountingPLD Accounting = "pld"
 )
 
 // Validate checks the accounting name ("" is not accepted; callers default
 // it).
 func (a Accounting) Validate() error {
 	switch a {
-	case AccountingRDP, AccountingPaper:
+	case AccountingRDP, AccountingPaper, AccountingPLD:
 		return nil
 	}
-	return fmt.Errorf("unknown PDP accounting %q (want %q or %q)", string(a), AccountingRDP, AccountingPaper)
+	return fmt.Errorf("unknown PDP accounting %q (want %q, %q or %q)", string(a), AccountingRDP, AccountingPaper, AccountingPLD)
 }
 
 // NewPaperLedger starts a ledger with the paper's ε-level accounting

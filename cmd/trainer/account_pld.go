@@ -1,0 +1,238 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"text/tabwriter"
+
+	"github.com/privtrain/privtrain/privacy"
+)
+
+// checkAccountantFlags validates --accountant, --history and --interval
+// before any computation (all usage errors: exit 2).
+func checkAccountantFlags(sub string, f accountFlags) error {
+	switch f.accountant {
+	case privacy.KindRDP:
+		for _, n := range []string{"history", "interval"} {
+			if f.set[n] {
+				return usagef("--%s needs --accountant pld", n)
+			}
+		}
+		return nil
+	case privacy.KindPLD:
+	default:
+		return usagef("unknown --accountant %q (want pld or rdp)", f.accountant)
+	}
+	if sub == "rdp" {
+		return usagef("--accountant pld does not apply to `account rdp` (an RDP curve)")
+	}
+	if !(f.interval > 0 && f.interval <= 1) {
+		return usagef("--interval must be in (0, 1], got %v", f.interval)
+	}
+	for _, n := range []string{"orders", "conversion", "direct", "allow-unproven", "bound"} {
+		if f.set[n] {
+			return usagef("--%s is an RDP option; it does not apply to --accountant pld", n)
+		}
+	}
+	if f.set["history"] && sub != "epsilon" {
+		return usagef("--history applies to `account epsilon` only")
+	}
+	return nil
+}
+
+// historyEntry is one entry of a --history file.
+type historyEntry struct {
+	Mech  string   `json:"mech"`
+	Sigma *float64 `json:"sigma,omitempty"`
+	B     *float64 `json:"b,omitempty"`
+	Q     *float64 `json:"q,omitempty"`
+	Steps *int     `json:"steps"`
+}
+
+// readHistory parses and validates a --history file into mechanisms and
+// counts. Every problem is a usage error.
+func readHistory(path string) ([]privacy.Mechanism, []int, []historyEntry, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, nil, usagef("--history: %v", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var entries []historyEntry
+	if err := dec.Decode(&entries); err != nil {
+		return nil, nil, nil, usagef("--history %s: malformed JSON list: %v", path, err)
+	}
+	if dec.More() {
+		return nil, nil, nil, usagef("--history %s: trailing data after the JSON list", path)
+	}
+	if len(entries) == 0 {
+		return nil, nil, nil, usagef("--history %s: empty history", path)
+	}
+	var mechs []privacy.Mechanism
+	var counts []int
+	for i, e := range entries {
+		m, n, err := e.mechanism()
+		if err != nil {
+			return nil, nil, nil, usagef("--history %s: entry %d: %v", path, i, err)
+		}
+		mechs, counts = append(mechs, m), append(counts, n)
+	}
+	return mechs, counts, entries, nil
+}
+
+// mechanism validates one history entry.
+func (e historyEntry) mechanism() (privacy.Mechanism, int, error) {
+	if e.Steps == nil || *e.Steps < 1 {
+		return nil, 0, fmt.Errorf("\"steps\" must be an integer ≥ 1")
+	}
+	var m privacy.Mechanism
+	switch e.Mech {
+	case "gaussian":
+		if e.Sigma == nil || e.B != nil {
+			return nil, 0, fmt.Errorf("mech gaussian needs \"sigma\" (and no \"b\")")
+		}
+		m = privacy.Gaussian{Sigma: *e.Sigma}
+	case "laplace":
+		if e.B == nil || e.Sigma != nil {
+			return nil, 0, fmt.Errorf("mech laplace needs \"b\" (and no \"sigma\")")
+		}
+		m = privacy.Laplace{B: *e.B}
+	default:
+		return nil, 0, fmt.Errorf("unknown mech %q (want gaussian or laplace)", e.Mech)
+	}
+	if err := m.Validate(); err != nil {
+		return nil, 0, err
+	}
+	if e.Q != nil {
+		if !(*e.Q > 0 && *e.Q <= 1) {
+			return nil, 0, fmt.Errorf("q must be in (0, 1], got %v", *e.Q)
+		}
+		if *e.Q < 1 {
+			m = privacy.PoissonSubsampled{Base: m, Q: *e.Q}
+		}
+	}
+	return m, *e.Steps, nil
+}
+
+type pldEpsilonJSON struct {
+	Accountant string `json:"accountant"`
+	// Epsilon is the certified upper bound; EpsilonOptimistic the estimate
+	// from the optimistic discretization on the same grid.
+	Epsilon           num            `json:"epsilon"`
+	EpsilonOptimistic num            `json:"epsilon_optimistic"`
+	Delta             num            `json:"delta"`
+	Interval          num            `json:"interval"`
+	Steps             int            `json:"steps"`
+	Detail            string         `json:"detail"`
+	Mechanism         *privacy.Spec  `json:"mechanism,omitempty"`
+	History           []historyEntry `json:"history,omitempty"`
+}
+
+// accountEpsilonPLD is `account epsilon --accountant pld`.
+func accountEpsilonPLD(f accountFlags) (accountOutput, error) {
+	if err := checkDelta(f); err != nil {
+		return accountOutput{}, err
+	}
+	var (
+		mechs   []privacy.Mechanism
+		counts  []int
+		entries []historyEntry
+		spec    *privacy.Spec
+	)
+	if f.set["history"] {
+		for _, n := range []string{"mech", "steps", "sigma", "b", "q"} {
+			if f.set[n] {
+				return accountOutput{}, usagef("--history and --%s are exclusive", n)
+			}
+		}
+		var err error
+		if mechs, counts, entries, err = readHistory(f.history); err != nil {
+			return accountOutput{}, err
+		}
+	} else {
+		if err := checkSteps(f); err != nil {
+			return accountOutput{}, err
+		}
+		m, err := buildMechanism(f)
+		if err != nil {
+			return accountOutput{}, err
+		}
+		if f.mech == "gaussian" && !f.set["q"] {
+			return accountOutput{}, usagef("--q is required for --mech gaussian with --accountant pld (--q 1: no subsampling)")
+		}
+		s := m.Spec()
+		mechs, counts, spec = []privacy.Mechanism{m}, []int{f.steps}, &s
+	}
+	acc, err := privacy.NewPLDAccountant(f.interval)
+	if err != nil {
+		return accountOutput{}, usageError{err}
+	}
+	for i, m := range mechs {
+		if !privacy.HasPLD(m) {
+			return accountOutput{}, usagef("mechanism %s has no proven privacy loss distribution; use --accountant rdp", m.Spec().Kind)
+		}
+		if err := acc.Compose(m, counts[i]); err != nil {
+			return accountOutput{}, err
+		}
+	}
+	g, err := acc.EpsilonFor(f.delta)
+	if err != nil {
+		return accountOutput{}, err
+	}
+	res := pldEpsilonJSON{Accountant: privacy.KindPLD, Epsilon: num(g.Epsilon), EpsilonOptimistic: num(g.Optimistic),
+		Delta: num(g.Delta), Interval: num(g.Interval), Steps: g.Steps, Detail: g.Detail, Mechanism: spec, History: entries}
+	return accountOutput{json: res, table: func(w io.Writer) {
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintf(tw, "accountant:\tpld (interval %g)\n", g.Interval)
+		if spec != nil {
+			fmt.Fprintf(tw, "mechanism:\t%s\n", specString(*spec))
+		} else {
+			fmt.Fprintf(tw, "history:\t%d entries\n", len(entries))
+		}
+		fmt.Fprintf(tw, "steps:\t%d\n", g.Steps)
+		fmt.Fprintf(tw, "epsilon:\t%.6g (certified upper bound; optimistic estimate %.6g)\n", g.Epsilon, g.Optimistic)
+		fmt.Fprintf(tw, "delta:\t%.6g\n", g.Delta)
+		fmt.Fprintf(tw, "detail:\t%s\n", g.Detail)
+		tw.Flush()
+	}}, nil
+}
+
+// accountSigmaPLD is `account sigma --accountant pld`.
+func accountSigmaPLD(f accountFlags) (accountOutput, error) {
+	sigma, err := privacy.CalibrateSigma(privacy.CalibrationRequest{TargetEpsilon: f.target, Delta: f.delta, Q: f.q,
+		Steps: f.steps, Accountant: privacy.KindPLD, PLDInterval: f.interval})
+	if err != nil {
+		return accountOutput{}, err
+	}
+	acc, err := privacy.NewPLDAccountant(f.interval)
+	if err != nil {
+		return accountOutput{}, err
+	}
+	if err := acc.Compose(privacy.SubsampledGaussian{Q: f.q, Sigma: sigma}, f.steps); err != nil {
+		return accountOutput{}, err
+	}
+	g, err := acc.EpsilonFor(f.delta)
+	if err != nil {
+		return accountOutput{}, err
+	}
+	res := struct {
+		Accountant string `json:"accountant"`
+		Sigma      num    `json:"sigma"`
+		Epsilon    num    `json:"epsilon"`
+		Optimistic num    `json:"epsilon_optimistic"`
+		Target     num    `json:"target_epsilon"`
+		Delta      num    `json:"delta"`
+		Q          num    `json:"q"`
+		Steps      int    `json:"steps"`
+		Interval   num    `json:"interval"`
+		Tolerance  num    `json:"tolerance"`
+	}{privacy.KindPLD, num(sigma), num(g.Epsilon), num(g.Optimistic), num(f.target), num(f.delta), num(f.q), f.steps,
+		num(f.interval), num(privacy.CalibrationTolerance)}
+	return accountOutput{json: res, table: func(w io.Writer) {
+		fmt.Fprintf(w, "sigma: %.6f (pld ε = %.6g ≤ %g at δ = %g, q = %g, %d steps, interval %g; tolerance %g)\n",
+			sigma, g.Epsilon, f.target, f.delta, f.q, f.steps, f.interval, privacy.CalibrationTolerance)
+	}}, nil
+}

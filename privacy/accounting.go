@@ -1,0 +1,234 @@
+package privacy
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+)
+
+// Accountant kinds.
+const (
+	KindRDP = "rdp"
+	KindPLD = "pld"
+)
+
+// PrivacyAccountant is the interface of both accountants: the RDP one
+// (RDPAccounting around *Accountant) and the PLD one (*PLDAccountant).
+// Training, the CLI and the experiments use it; each reported number says
+// which accountant produced it (Guarantee.Accountant).
+type PrivacyAccountant interface {
+	// Kind is KindRDP or KindPLD.
+	Kind() string
+	// Compose records count ≥ 1 runs of m; it fails, leaving the accountant
+	// unchanged, when m cannot be accounted (e.g. no PLD for a PLD
+	// accountant).
+	Compose(m Mechanism, count int) error
+	// Steps is the number of composed runs.
+	Steps() int
+	// History lists the compositions in order.
+	History() []Composition
+	// EpsilonFor is the (certified) ε for δ; DeltaFor the δ for ε.
+	EpsilonFor(delta float64) (Guarantee, error)
+	DeltaFor(eps float64) (Guarantee, error)
+	// MaxSteps is the largest n ≤ limit such that composing n more runs of
+	// m keeps EpsilonFor(delta) ≤ target (0 when even one does not fit).
+	// The accountant is not modified.
+	MaxSteps(m Mechanism, target, delta float64, limit int) (int, error)
+	// CloneAccountant returns an independent copy.
+	CloneAccountant() PrivacyAccountant
+	json.Marshaler
+}
+
+// Guarantee is an (ε, δ)-DP statement and where it comes from.
+type Guarantee struct {
+	// Accountant is KindRDP or KindPLD.
+	Accountant string  `json:"accountant"`
+	Epsilon    float64 `json:"epsilon"`
+	Delta      float64 `json:"delta"`
+	Steps      int     `json:"steps"`
+	// Optimistic (PLD only) is the queried quantity from the optimistic
+	// estimate on the same grid; NaN for RDP.
+	Optimistic float64 `json:"optimistic"`
+	// Interval (PLD only) is the discretization interval; 0 for RDP.
+	Interval float64 `json:"interval,omitempty"`
+	// Detail names the conversion and order (RDP) or the worse direction (PLD).
+	Detail string `json:"detail"`
+	// Proven is false when an unproven RDP bound was allowed and used.
+	Proven bool `json:"proven"`
+}
+
+// MarshalJSON writes non-finite numbers as strings.
+func (g Guarantee) MarshalJSON() ([]byte, error) {
+	type plain Guarantee
+	return json.Marshal(struct {
+		plain
+		Epsilon    JSONFloat `json:"epsilon"`
+		Delta      JSONFloat `json:"delta"`
+		Optimistic JSONFloat `json:"optimistic"`
+	}{plain(g), JSONFloat(g.Epsilon), JSONFloat(g.Delta), JSONFloat(g.Optimistic)})
+}
+
+// RDPAccounting is the RDP accountant with its RDP → (ε, δ) conversion, as a
+// PrivacyAccountant.
+type RDPAccounting struct {
+	Acc        *Accountant
+	Conversion Conversion // "" means ConversionBBG
+}
+
+// NewRDPAccounting returns an empty RDP accountant on DefaultOrders.
+func NewRDPAccounting(c Conversion, opt AccountantOptions) (*RDPAccounting, error) {
+	a, err := NewAccountantWithOptions(nil, opt)
+	if err != nil {
+		return nil, err
+	}
+	return &RDPAccounting{Acc: a, Conversion: c}, nil
+}
+
+func (r *RDPAccounting) conv() Conversion {
+	if r.Conversion == "" {
+		return ConversionBBG
+	}
+	return r.Conversion
+}
+
+// Kind is KindRDP.
+func (r *RDPAccounting) Kind() string { return KindRDP }
+
+// Compose composes m's RDP curve.
+func (r *RDPAccounting) Compose(m Mechanism, count int) error { return r.Acc.Compose(m, count) }
+
+// Steps is the number of composed runs.
+func (r *RDPAccounting) Steps() int { return r.Acc.Steps() }
+
+// History lists the compositions.
+func (r *RDPAccounting) History() []Composition { return r.Acc.History() }
+
+func rdpGuarantee(e EpsilonResult) Guarantee {
+	return Guarantee{Accountant: KindRDP, Epsilon: e.Epsilon, Delta: e.Delta, Steps: e.Steps, Optimistic: math.NaN(),
+		Detail: fmt.Sprintf("rdp %s conversion at order %v", e.Conversion, e.Order), Proven: e.Proven}
+}
+
+// EpsilonFor is Accountant.Epsilon with the conversion.
+func (r *RDPAccounting) EpsilonFor(delta float64) (Guarantee, error) {
+	e, err := r.Acc.Epsilon(delta, r.conv())
+	if err != nil {
+		return Guarantee{}, err
+	}
+	return rdpGuarantee(e), nil
+}
+
+// DeltaFor is Accountant.Delta with the conversion.
+func (r *RDPAccounting) DeltaFor(eps float64) (Guarantee, error) {
+	e, err := r.Acc.Delta(eps, r.conv())
+	if err != nil {
+		return Guarantee{}, err
+	}
+	return rdpGuarantee(e), nil
+}
+
+// MaxSteps bisects on the (cheap) composed RDP curve.
+func (r *RDPAccounting) MaxSteps(m Mechanism, target, delta float64, limit int) (int, error) {
+	return maxStepsBisect(func(k int) (bool, error) {
+		a := r.Acc.Clone()
+		if err := a.Compose(m, k); err != nil {
+			return false, err
+		}
+		e, err := a.Epsilon(delta, r.conv())
+		return e.Epsilon <= target, err
+	}, limit)
+}
+
+// CloneAccountant copies the accountant.
+func (r *RDPAccounting) CloneAccountant() PrivacyAccountant {
+	return &RDPAccounting{Acc: r.Acc.Clone(), Conversion: r.Conversion}
+}
+
+// accountingJSON wraps either accountant's JSON with its kind.
+type accountingJSON struct {
+	Accountant string          `json:"accountant"`
+	Conversion Conversion      `json:"conversion,omitempty"`
+	State      json.RawMessage `json:"state"`
+}
+
+// MarshalJSON writes {"accountant": "rdp", "conversion": ..., "state": <Accountant JSON>}.
+func (r *RDPAccounting) MarshalJSON() ([]byte, error) {
+	st, err := json.Marshal(r.Acc)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(accountingJSON{Accountant: KindRDP, Conversion: r.conv(), State: st})
+}
+
+// LoadAccountant restores an accountant written by either implementation's
+// MarshalJSON. A bare RDP Accountant JSON (the format before the PLD
+// accountant existed) is read as an RDP accountant with conversion
+// fallback.
+func LoadAccountant(data []byte, fallback Conversion) (PrivacyAccountant, error) {
+	var w accountingJSON
+	if err := json.Unmarshal(data, &w); err != nil {
+		return nil, fmt.Errorf("accountant json: %w", err)
+	}
+	switch w.Accountant {
+	case "":
+		a := &Accountant{}
+		if err := json.Unmarshal(data, a); err != nil {
+			return nil, err
+		}
+		return &RDPAccounting{Acc: a, Conversion: fallback}, nil
+	case KindRDP:
+		a := &Accountant{}
+		if err := json.Unmarshal(w.State, a); err != nil {
+			return nil, err
+		}
+		if err := w.Conversion.Validate(); err != nil {
+			return nil, fmt.Errorf("accountant json: %w", err)
+		}
+		return &RDPAccounting{Acc: a, Conversion: w.Conversion}, nil
+	case KindPLD:
+		p := &PLDAccountant{}
+		if err := json.Unmarshal(w.State, p); err != nil {
+			return nil, err
+		}
+		return p, nil
+	}
+	return nil, fmt.Errorf("accountant json: unknown accountant %q", w.Accountant)
+}
+
+// maxStepsBisect finds the largest k ≤ limit with fits(k), assuming fits is
+// monotone (true then false), by doubling and bisection.
+func maxStepsBisect(fits func(int) (bool, error), limit int) (int, error) {
+	if limit < 1 {
+		return 0, nil
+	}
+	if ok, err := fits(1); err != nil || !ok {
+		return 0, err
+	}
+	lo, hi := 1, 2
+	for {
+		if hi > limit {
+			hi = limit + 1
+			break
+		}
+		ok, err := fits(hi)
+		if err != nil {
+			return 0, err
+		}
+		if !ok {
+			break
+		}
+		lo, hi = hi, hi*2
+	}
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		ok, err := fits(mid)
+		if err != nil {
+			return 0, err
+		}
+		if ok {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo, nil
+}

@@ -1,0 +1,467 @@
+package privacy
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+)
+
+// PLDAccountant composes privacy loss distributions (see PLD): any sequence
+// of mechanisms that have one (PLDMechanism), each with a count.
+//
+// Like the RDP Accountant, it keeps the distinct mechanisms (by Spec) in
+// order of first use with their total counts, and the ordered history. A
+// query composes, per distinct mechanism, its discretized PLD with itself
+// count times (repeated squaring) and convolves these in order of first use:
+// a pure function of the history, so an accountant restored from its JSON
+// answers bit for bit what the original would, also after further steps.
+// The composed PLD is cached until the next Compose.
+//
+// Only mechanisms with a proven PLD are accepted; PTR and RGM are refused
+// (account them with the RDP accountant).
+//
+// A PLDAccountant is not safe for concurrent use.
+type PLDAccountant struct {
+	interval float64
+	mechs    []*pldComposed
+	index    map[string]int
+	history  []historyEntry
+	cache    *PLD
+	// version counts Compose calls; maxSteps caches the last MaxSteps
+	// answer for this version (a budget plan and the trainer's first
+	// budget check ask the same question).
+	version  int
+	maxSteps *maxStepsAnswer
+	// verified is the composed PLD MaxSteps confirmed, keyed by its
+	// history (historyKey): when training reaches that history, the final
+	// query reuses it instead of composing again.
+	verified *verifiedPLD
+}
+
+type verifiedPLD struct {
+	key string
+	pld *PLD
+}
+
+// historyKey identifies the canonical composition: the interval and the
+// distinct mechanisms in order of first use with their counts.
+func (a *PLDAccountant) historyKey() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%x", math.Float64bits(a.interval))
+	for _, c := range a.mechs {
+		k, _ := specKey(c.spec)
+		fmt.Fprintf(&b, "|%s×%d", k, c.count)
+	}
+	return b.String()
+}
+
+// maxStepsAnswer is a cached MaxSteps result: n steps fit, and n+1 do not
+// unless n was capped by the limit.
+type maxStepsAnswer struct {
+	key     string
+	version int
+	n       int
+	capped  bool
+}
+
+type pldComposed struct {
+	spec  Spec
+	mech  Mechanism
+	count int64
+	base  *PLD
+}
+
+// NewPLDAccountant returns an empty PLD accountant with discretization
+// interval h (0 means DefaultPLDInterval; else in (0, 1]).
+func NewPLDAccountant(h float64) (*PLDAccountant, error) {
+	if h == 0 {
+		h = DefaultPLDInterval
+	}
+	if !(h > 0 && h <= 1) {
+		return nil, fmt.Errorf("pld accountant: discretization interval must be in (0, 1], got %v", h)
+	}
+	return &PLDAccountant{interval: h, index: map[string]int{}}, nil
+}
+
+// Kind is KindPLD.
+func (a *PLDAccountant) Kind() string { return KindPLD }
+
+// Interval returns the discretization interval.
+func (a *PLDAccountant) Interval() float64 { return a.interval }
+
+// HasPLD reports whether m has a proven privacy loss distribution (it
+// implements PLDMechanism and its pairs can be built).
+func HasPLD(m Mechanism) bool {
+	pm, ok := m.(PLDMechanism)
+	if !ok || m.Validate() != nil {
+		return false
+	}
+	_, _, err := pm.lossPairs()
+	return err == nil
+}
+
+// Compose records count ≥ 1 runs of m, discretizing its PLD the first time
+// its Spec is seen; it fails, leaving the accountant unchanged, when m is
+// invalid or has no PLD.
+func (a *PLDAccountant) Compose(m Mechanism, count int) error {
+	if m == nil {
+		return errors.New("pld accountant: nil mechanism")
+	}
+	if count < 1 {
+		return fmt.Errorf("pld accountant: count must be ≥ 1, got %d", count)
+	}
+	idx, err := a.lookup(m)
+	if err != nil {
+		return err
+	}
+	a.mechs[idx].count += int64(count)
+	if n := len(a.history); n > 0 && a.history[n-1].mech == idx {
+		a.history[n-1].count += int64(count)
+	} else {
+		a.history = append(a.history, historyEntry{mech: idx, count: int64(count)})
+	}
+	a.cache = nil
+	a.version++
+	return nil
+}
+
+// lookup returns m's index, adding it (count 0) when new.
+func (a *PLDAccountant) lookup(m Mechanism) (int, error) {
+	if err := m.Validate(); err != nil {
+		return 0, fmt.Errorf("pld accountant: %w", err)
+	}
+	key, err := specKey(m.Spec())
+	if err != nil {
+		return 0, fmt.Errorf("pld accountant: %w", err)
+	}
+	if idx, ok := a.index[key]; ok {
+		return idx, nil
+	}
+	base, err := NewPLD(m, a.interval)
+	if err != nil {
+		return 0, fmt.Errorf("pld accountant: %w", err)
+	}
+	a.mechs = append(a.mechs, &pldComposed{spec: m.Spec(), mech: m, base: base})
+	a.index[key] = len(a.mechs) - 1
+	return len(a.mechs) - 1, nil
+}
+
+// Steps returns the total number of composed runs.
+func (a *PLDAccountant) Steps() int {
+	var n int64
+	for _, c := range a.mechs {
+		n += c.count
+	}
+	return int(n)
+}
+
+// History returns the compositions in order.
+func (a *PLDAccountant) History() []Composition {
+	out := make([]Composition, len(a.history))
+	for i, h := range a.history {
+		out[i] = Composition{Spec: a.mechs[h.mech].spec, Count: int(h.count)}
+	}
+	return out
+}
+
+// Composed returns the PLD of the whole history (nil when empty).
+func (a *PLDAccountant) Composed() (*PLD, error) {
+	if a.cache != nil {
+		return a.cache, nil
+	}
+	if a.verified != nil && a.verified.key == a.historyKey() {
+		a.cache = a.verified.pld
+		return a.cache, nil
+	}
+	var total *PLD
+	for _, c := range a.mechs {
+		if c.count == 0 {
+			continue
+		}
+		p, err := c.base.SelfCompose(int(c.count))
+		if err != nil {
+			return nil, fmt.Errorf("pld accountant: %w", err)
+		}
+		if total == nil {
+			total = p
+		} else if total, err = total.Compose(p); err != nil {
+			return nil, fmt.Errorf("pld accountant: %w", err)
+		}
+	}
+	a.cache = total
+	return total, nil
+}
+
+func (a *PLDAccountant) guarantee(g PLDGuarantee) Guarantee {
+	return Guarantee{Accountant: KindPLD, Epsilon: g.Epsilon, Delta: g.Delta, Steps: a.Steps(), Optimistic: g.Optimistic,
+		Interval: a.interval, Detail: "pld connect-the-dots upper bound; worse direction " + g.Direction, Proven: true}
+}
+
+// EpsilonFor returns the certified upper bound on ε for δ ∈ (0, 1) and the
+// optimistic estimate. An empty accountant gives ε = 0.
+func (a *PLDAccountant) EpsilonFor(delta float64) (Guarantee, error) {
+	if !(delta > 0 && delta < 1) {
+		return Guarantee{}, fmt.Errorf("pld accountant: δ must be in (0, 1), got %v", delta)
+	}
+	p, err := a.Composed()
+	if err != nil {
+		return Guarantee{}, err
+	}
+	if p == nil {
+		return Guarantee{Accountant: KindPLD, Delta: delta, Interval: a.interval, Detail: "nothing composed", Proven: true}, nil
+	}
+	g, err := p.Epsilon(delta)
+	if err != nil {
+		return Guarantee{}, fmt.Errorf("pld accountant: %w", err)
+	}
+	return a.guarantee(g), nil
+}
+
+// DeltaFor returns the certified upper bound on δ at ε (finite, ≥ 0) and
+// the optimistic estimate. An empty accountant gives δ = 0.
+func (a *PLDAccountant) DeltaFor(eps float64) (Guarantee, error) {
+	if !(eps >= 0) || math.IsInf(eps, 0) {
+		return Guarantee{}, fmt.Errorf("pld accountant: ε must be finite and ≥ 0, got %v", eps)
+	}
+	p, err := a.Composed()
+	if err != nil {
+		return Guarantee{}, err
+	}
+	if p == nil {
+		return Guarantee{Accountant: KindPLD, Epsilon: eps, Interval: a.interval, Detail: "nothing composed", Proven: true}, nil
+	}
+	g, err := p.Delta(eps)
+	if err != nil {
+		return Guarantee{}, fmt.Errorf("pld accountant: %w", err)
+	}
+	return a.guarantee(g), nil
+}
+
+// MaxSteps returns the largest n ≤ limit such that n more runs of m keep
+// EpsilonFor(delta) ≤ target. It composes the history with m^(2^k) greedily
+// from the highest power down (O(log limit) convolutions of the upper
+// estimate only), then confirms n with the canonical composition that
+// EpsilonFor would use, lowering n until it fits.
+func (a *PLDAccountant) MaxSteps(m Mechanism, target, delta float64, limit int) (int, error) {
+	if !(target >= 0) || math.IsNaN(target) {
+		return 0, fmt.Errorf("pld accountant: target ε must be ≥ 0, got %v", target)
+	}
+	if limit < 1 {
+		return 0, nil
+	}
+	mkey, err := specKey(m.Spec())
+	if err != nil {
+		return 0, fmt.Errorf("pld accountant: %w", err)
+	}
+	key := fmt.Sprintf("%s|%v|%v", mkey, math.Float64bits(target), math.Float64bits(delta))
+	if c := a.maxSteps; c != nil && c.key == key && c.version == a.version && (!c.capped || c.n >= limit) {
+		return min(c.n, limit), nil
+	}
+	n, err := a.maxStepsCompute(m, target, delta, limit)
+	if err == nil {
+		a.maxSteps = &maxStepsAnswer{key: key, version: a.version, n: n, capped: n == limit}
+	}
+	return n, err
+}
+
+func (a *PLDAccountant) maxStepsCompute(m Mechanism, target, delta float64, limit int) (int, error) {
+	work := a.cloneP()
+	idx, err := work.lookup(m)
+	if err != nil {
+		return 0, err
+	}
+	prior, err := a.Composed()
+	if err != nil {
+		return 0, err
+	}
+	if prior != nil {
+		prior = prior.upperOnly()
+	}
+	// Powers m^(2^k) up to limit, stopping once a power alone exceeds the
+	// target (more steps cannot fit: ε grows with every composition).
+	powers := []*PLD{work.mechs[idx].base.upperOnly()}
+	for 1<<len(powers) <= limit {
+		last := powers[len(powers)-1]
+		if g, err := last.Epsilon(delta); err != nil {
+			return 0, err
+		} else if g.Epsilon > target {
+			break
+		}
+		sq, err := last.Compose(last)
+		if err != nil {
+			return 0, err
+		}
+		powers = append(powers, sq)
+	}
+	n := 0
+	acc := prior
+	for k := len(powers) - 1; k >= 0; k-- {
+		if n+1<<k > limit {
+			continue
+		}
+		cand := powers[k]
+		if acc != nil {
+			if cand, err = acc.Compose(powers[k]); err != nil {
+				return 0, err
+			}
+		}
+		g, err := cand.Epsilon(delta)
+		if err != nil {
+			return 0, err
+		}
+		if g.Epsilon <= target {
+			acc, n = cand, n+1<<k
+		}
+	}
+	// Confirm with the canonical composition (bit-for-bit what the
+	// accountant will report after these steps).
+	for n > 0 {
+		c := a.cloneP()
+		if err := c.Compose(m, n); err != nil {
+			return 0, err
+		}
+		g, err := c.EpsilonFor(delta)
+		if err != nil {
+			return 0, err
+		}
+		if g.Epsilon <= target {
+			a.verified = &verifiedPLD{key: c.historyKey(), pld: c.cache}
+			return n, nil
+		}
+		n--
+	}
+	return 0, nil
+}
+
+// upperOnly returns p without its optimistic estimate (cheaper to compose).
+func (p *PLD) upperOnly() *PLD {
+	out := &PLD{interval: p.interval}
+	out.dirs[0] = &pldDirection{upper: p.dirs[0].upper}
+	if p.Symmetric() {
+		out.dirs[1] = out.dirs[0]
+	} else {
+		out.dirs[1] = &pldDirection{upper: p.dirs[1].upper}
+	}
+	return out
+}
+
+// cloneP copies the accountant (the discretized PLDs are immutable and shared).
+func (a *PLDAccountant) cloneP() *PLDAccountant {
+	b := &PLDAccountant{interval: a.interval, index: make(map[string]int, len(a.index)),
+		history: append([]historyEntry(nil), a.history...), cache: a.cache, version: a.version, maxSteps: a.maxSteps, verified: a.verified}
+	for _, c := range a.mechs {
+		cc := *c
+		b.mechs = append(b.mechs, &cc)
+	}
+	for k, v := range a.index {
+		b.index[k] = v
+	}
+	return b
+}
+
+// CloneAccountant returns an independent copy.
+func (a *PLDAccountant) CloneAccountant() PrivacyAccountant { return a.cloneP() }
+
+// pldAccountantJSON is the serialized state (version 1).
+type pldAccountantJSON struct {
+	Version    int                `json:"version"`
+	Interval   JSONFloat          `json:"interval"`
+	Mechanisms []pldMechanismJSON `json:"mechanisms"`
+	History    []historyJSON      `json:"history"`
+}
+
+type pldMechanismJSON struct {
+	Spec  Spec  `json:"spec"`
+	Count int64 `json:"count"`
+}
+
+// MarshalJSON writes {"accountant": "pld", "state": {version, interval,
+// mechanisms (spec, count), history}}.
+func (a *PLDAccountant) MarshalJSON() ([]byte, error) {
+	st := pldAccountantJSON{Version: 1, Interval: JSONFloat(a.interval), History: make([]historyJSON, len(a.history))}
+	for _, c := range a.mechs {
+		st.Mechanisms = append(st.Mechanisms, pldMechanismJSON{Spec: c.spec, Count: c.count})
+	}
+	for i, h := range a.history {
+		st.History[i] = historyJSON{Mechanism: h.mech, Count: h.count}
+	}
+	data, err := json.Marshal(st)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(accountingJSON{Accountant: KindPLD, State: data})
+}
+
+// UnmarshalJSON restores an accountant written by MarshalJSON (the wrapper
+// or the bare state): every mechanism is rebuilt with FromSpec and
+// re-discretized, the counts must agree with the history.
+func (a *PLDAccountant) UnmarshalJSON(data []byte) error {
+	var w accountingJSON
+	if err := json.Unmarshal(data, &w); err == nil && w.Accountant != "" {
+		if w.Accountant != KindPLD {
+			return fmt.Errorf("pld accountant json: accountant is %q", w.Accountant)
+		}
+		data = w.State
+	}
+	var in pldAccountantJSON
+	if err := json.Unmarshal(data, &in); err != nil {
+		return fmt.Errorf("pld accountant json: %w", err)
+	}
+	if in.Version != 1 {
+		return fmt.Errorf("pld accountant json: unsupported version %d", in.Version)
+	}
+	b, err := NewPLDAccountant(float64(in.Interval))
+	if err != nil {
+		return fmt.Errorf("pld accountant json: %w", err)
+	}
+	for i, mj := range in.Mechanisms {
+		m, err := FromSpec(mj.Spec)
+		if err != nil {
+			return fmt.Errorf("pld accountant json: mechanism #%d: %w", i, err)
+		}
+		idx, err := b.lookup(m)
+		if err != nil {
+			return fmt.Errorf("pld accountant json: mechanism #%d: %w", i, err)
+		}
+		if idx != i {
+			return fmt.Errorf("pld accountant json: mechanism #%d duplicates an earlier one", i)
+		}
+	}
+	for i, h := range in.History {
+		if h.Mechanism < 0 || h.Mechanism >= len(b.mechs) || h.Count < 1 {
+			return fmt.Errorf("pld accountant json: history #%d: invalid entry (mechanism %d, count %d)", i, h.Mechanism, h.Count)
+		}
+		b.mechs[h.Mechanism].count += h.Count
+		b.history = append(b.history, historyEntry{mech: h.Mechanism, count: h.Count})
+	}
+	for i, mj := range in.Mechanisms {
+		if b.mechs[i].count != mj.Count {
+			return fmt.Errorf("pld accountant json: mechanism #%d: count %d but history sums to %d", i, mj.Count, b.mechs[i].count)
+		}
+	}
+	*a = *b
+	return nil
+}
+
+// String summarizes the accountant.
+func (a *PLDAccountant) String() string {
+	kinds := make([]string, len(a.mechs))
+	for i, c := range a.mechs {
+		kinds[i] = fmt.Sprintf("%s×%d", c.spec.Kind, c.count)
+	}
+	return fmt.Sprintf("PLDAccountant{interval %g, %d steps: %s}", a.interval, a.Steps(), strings.Join(kinds, ", "))
+}
+
+// NewAccounting returns an empty accountant of the given kind: KindPLD
+// (interval h, 0 = default) or KindRDP (conversion c, options opt).
+func NewAccounting(kind string, h float64, c Conversion, opt AccountantOptions) (PrivacyAccountant, error) {
+	switch kind {
+	case KindPLD:
+		return NewPLDAccountant(h)
+	case KindRDP:
+		return NewRDPAccounting(c, opt)
+	}
+	return nil, fmt.Errorf("unknown accountant %q (want %q or %q)", kind, KindPLD, KindRDP)
+}

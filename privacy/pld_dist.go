@@ -1,0 +1,211 @@
+package privacy
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// PLD is the discretized privacy loss distribution of a mechanism or of a
+// composition, for the remove and the add direction, each as an upper
+// estimate (certified: every δ(ε) and ε(δ) it reports is an upper bound, see
+// the comment at the top of pld.go) and an optimistic estimate on the same
+// grid (a lower bound up to floating point; it shows what the discretization
+// costs). Reported guarantees take the worse of the two directions.
+//
+// A PLD is immutable; Compose and SelfCompose return new values.
+type PLD struct {
+	interval float64
+	dirs     [2]*pldDirection // remove, add; the same pointer when symmetric
+}
+
+// pldDirection is one direction's two estimates.
+type pldDirection struct {
+	upper, lower pmf
+}
+
+// NewPLD discretizes the dominating pairs of m at interval h (> 0; 0 means
+// DefaultPLDInterval). It fails when m has no PLD (m does not implement
+// PLDMechanism, or its base does not).
+func NewPLD(m Mechanism, h float64) (*PLD, error) {
+	if h == 0 {
+		h = DefaultPLDInterval
+	}
+	if !(h > 0) || math.IsInf(h, 0) || h > 1 {
+		return nil, fmt.Errorf("pld: discretization interval must be in (0, 1], got %v", h)
+	}
+	if m == nil {
+		return nil, errors.New("pld: nil mechanism")
+	}
+	if err := m.Validate(); err != nil {
+		return nil, fmt.Errorf("pld: %w", err)
+	}
+	pm, ok := m.(PLDMechanism)
+	if !ok {
+		return nil, fmt.Errorf("pld: mechanism %q has no proven privacy loss distribution (only an RDP curve); use the RDP accountant", m.Spec().Kind)
+	}
+	rem, add, err := pm.lossPairs()
+	if err != nil {
+		return nil, fmt.Errorf("pld: %w", err)
+	}
+	out := &PLD{interval: h}
+	d, err := newDirection(rem, h)
+	if err != nil {
+		return nil, fmt.Errorf("pld: %s remove direction: %w", m.Spec().Kind, err)
+	}
+	out.dirs[0] = d
+	if add == rem {
+		out.dirs[1] = d
+	} else if out.dirs[1], err = newDirection(add, h); err != nil {
+		return nil, fmt.Errorf("pld: %s add direction: %w", m.Spec().Kind, err)
+	}
+	return out, nil
+}
+
+func newDirection(lp lossPair, h float64) (*pldDirection, error) {
+	u, l, err := discretize(lp, h)
+	if err != nil {
+		return nil, err
+	}
+	return &pldDirection{upper: u, lower: l}, nil
+}
+
+// Interval returns the discretization interval h.
+func (p *PLD) Interval() float64 { return p.interval }
+
+// Size returns the number of grid points of the larger direction.
+func (p *PLD) Size() int {
+	n := 0
+	for _, d := range p.dirs {
+		n = max(n, len(d.upper.p), len(d.lower.p))
+	}
+	return n
+}
+
+// Symmetric reports whether both directions share one distribution.
+func (p *PLD) Symmetric() bool { return p.dirs[0] == p.dirs[1] }
+
+func composeDir(a, b *pldDirection) *pldDirection {
+	d := &pldDirection{upper: composePMF(a.upper, b.upper, true)}
+	if len(a.lower.p) > 0 && len(b.lower.p) > 0 {
+		d.lower = composePMF(a.lower, b.lower, false)
+	}
+	return d
+}
+
+// Compose returns the PLD of running p then o (the convolution of the two
+// PLDs per direction). Both must have the same interval.
+func (p *PLD) Compose(o *PLD) (*PLD, error) {
+	if p.interval != o.interval {
+		return nil, fmt.Errorf("pld: cannot compose intervals %v and %v", p.interval, o.interval)
+	}
+	for i := range p.dirs {
+		if n := len(p.dirs[i].upper.p) + len(o.dirs[i].upper.p) - 1; n > pldMaxPoints {
+			return nil, fmt.Errorf("pld: the composition needs %d grid points (more than %d) at interval %g; use a larger interval", n, pldMaxPoints, p.interval)
+		}
+	}
+	out := &PLD{interval: p.interval}
+	out.dirs[0] = composeDir(p.dirs[0], o.dirs[0])
+	if p.Symmetric() && o.Symmetric() {
+		out.dirs[1] = out.dirs[0]
+	} else {
+		out.dirs[1] = composeDir(p.dirs[1], o.dirs[1])
+	}
+	return out, nil
+}
+
+// SelfCompose returns the PLD of n ≥ 1 runs of p, by repeated squaring
+// (O(log n) convolutions). The result is a pure function of (p, n).
+func (p *PLD) SelfCompose(n int) (*PLD, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("pld: self-composition count must be ≥ 1, got %d", n)
+	}
+	var acc *PLD
+	base := p
+	for {
+		if n&1 == 1 {
+			if acc == nil {
+				acc = base
+			} else {
+				var err error
+				if acc, err = acc.Compose(base); err != nil {
+					return nil, err
+				}
+			}
+		}
+		n >>= 1
+		if n == 0 {
+			return acc, nil
+		}
+		var err error
+		if base, err = base.Compose(base); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// PLDGuarantee is an (ε, δ) statement from a PLD: the certified upper bound
+// and the optimistic estimate of the queried quantity.
+type PLDGuarantee struct {
+	// Epsilon and Delta: the queried one is the certified upper bound.
+	Epsilon float64 `json:"epsilon"`
+	Delta   float64 `json:"delta"`
+	// Optimistic is the queried quantity from the optimistic estimate.
+	Optimistic float64 `json:"optimistic"`
+	// Interval is the discretization interval.
+	Interval float64 `json:"interval"`
+	// Direction is "remove" or "add": the direction giving the reported
+	// (worse) upper bound.
+	Direction string `json:"direction"`
+}
+
+var directionNames = [2]string{"remove", "add"}
+
+// Epsilon returns the smallest ε ≥ 0 with δ(ε) ≤ delta (0 < delta < 1) for
+// both directions, from the upper estimate (the guarantee) and from the
+// optimistic one. +Inf when no finite ε reaches delta.
+func (p *PLD) Epsilon(delta float64) (PLDGuarantee, error) {
+	if !(delta > 0 && delta < 1) {
+		return PLDGuarantee{}, fmt.Errorf("pld: δ must be in (0, 1), got %v", delta)
+	}
+	g := PLDGuarantee{Delta: delta, Interval: p.interval, Epsilon: math.Inf(-1), Optimistic: math.Inf(-1)}
+	for i, d := range p.dirs {
+		if i == 1 && p.Symmetric() {
+			break
+		}
+		u := d.upper.epsilonFor(delta, d.upper.slack, p.interval)
+		l := math.NaN()
+		if len(d.lower.p) > 0 {
+			l = d.lower.epsilonFor(delta, -d.lower.slack, p.interval)
+		}
+		if u > g.Epsilon {
+			g.Epsilon, g.Direction = u, directionNames[i]
+		}
+		g.Optimistic = math.Max(g.Optimistic, l)
+	}
+	return g, nil
+}
+
+// Delta returns δ(eps) (eps ≥ 0 finite) from the upper estimate (the
+// guarantee, capped at 1) and from the optimistic one, the worse direction.
+func (p *PLD) Delta(eps float64) (PLDGuarantee, error) {
+	if !(eps >= 0) || math.IsInf(eps, 0) {
+		return PLDGuarantee{}, fmt.Errorf("pld: ε must be finite and ≥ 0, got %v", eps)
+	}
+	g := PLDGuarantee{Epsilon: eps, Interval: p.interval, Delta: -1, Optimistic: 0}
+	for i, d := range p.dirs {
+		if i == 1 && p.Symmetric() {
+			break
+		}
+		u := math.Min(1, d.upper.deltaSum(eps, p.interval)+d.upper.slack)
+		l := math.NaN()
+		if len(d.lower.p) > 0 {
+			l = math.Max(0, d.lower.deltaSum(eps, p.interval)-d.lower.slack)
+		}
+		if u > g.Delta {
+			g.Delta, g.Direction = u, directionNames[i]
+		}
+		g.Optimistic = math.Max(g.Optimistic, l)
+	}
+	return g, nil
+}
