@@ -371,6 +371,10 @@ func TestInvalidGradients(t *testing.T) {
 	nanG := good
 	nanG.G = []float32{float32(math.NaN()), 0, 0, 1}
 	big := batch([][]float32{{3, 4}}, 1)
+	// A norm above R by less than the old 1e-5 tolerance is an error too:
+	// the rules' sensitivity is R exactly.
+	barely := good
+	barely.Norms = []float64{0.5, 1 + 1e-9}
 	wrongR := good
 	wrongR.ClipNorm = 2
 	short := good
@@ -384,6 +388,7 @@ func TestInvalidGradients(t *testing.T) {
 		{"nan norm", nanNorm, 2, "invalid norm"},
 		{"nan gradient", nanG, 2, "NaN"},
 		{"unclipped", big, 2, "clip before"},
+		{"barely unclipped", barely, 2, "clip before"},
 		{"clip mismatch", wrongR, 2, "calibrated"},
 		{"short G", short, 2, "gradient matrix"},
 		{"short out", good, 1, "output"},

@@ -12,12 +12,10 @@ import (
 	"gonum.org/v1/gonum/blas/blas32"
 )
 
-// normSlack is the relative tolerance on ‖g_i‖ ≤ R, absorbing float32
-// rounding of clipped rows; it enlarges the sensitivity by at most 1e-5·R.
-const normSlack = 1e-5
-
 // checkGrads validates sizes and norms. When private, every row must have
-// been clipped to R (g.ClipNorm = R and every norm ≤ R).
+// been clipped to R: g.ClipNorm = R and every norm ≤ R, with no tolerance
+// (the sensitivity of every private rule is R exactly; the trainer's
+// clipping guarantees ‖g_i‖ ≤ R after float32 rounding).
 func checkGrads(g Grads, out []float32, private bool, R float64) error {
 	switch {
 	case g.M < 0 || g.P <= 0:
@@ -36,7 +34,7 @@ func checkGrads(g Grads, out []float32, private bool, R float64) error {
 		if !(n >= 0) || math.IsInf(n, 0) {
 			return fmt.Errorf("gradient %d has invalid norm %v (NaN/Inf in gradients?)", i, n)
 		}
-		if private && n > R*(1+normSlack) {
+		if private && n > R {
 			return fmt.Errorf("gradient %d has norm %v > R = %v: clip before a private aggregation", i, n, R)
 		}
 	}

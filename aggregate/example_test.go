@@ -8,10 +8,11 @@ import (
 	"github.com/privtrain/privtrain/aggregate"
 )
 
-// Four clipped gradients (R = 1), one of them an outlier at the clip norm.
+// Four clipped gradients (R = 1), one of them an outlier at the clip norm
+// (exactly 1 in float32, as private rules require ‖g_i‖ ≤ R with no slack).
 func exampleBatch() aggregate.Grads {
 	g := aggregate.Grads{
-		G:        []float32{0.1, 0, 0, 0.2, 0.1, 0.1, -0.6, -0.8},
+		G:        []float32{0.1, 0, 0, 0.2, 0.1, 0.1, -1, 0},
 		M:        4,
 		P:        2,
 		ClipNorm: 1,

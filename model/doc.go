@@ -64,17 +64,22 @@
 // example and layer. BatchGrad forms the same products summed over the chunk
 // as one sgemm. Both are exact, not approximations.
 //
-// Matrix products go through an AVX2/FMA micro-kernel in Go assembly when the
-// CPU has it (checked with CPUID at start-up; the purego build tag or another
-// architecture selects gonum's pure-Go sgemm instead), with gonum covering
-// the edges of each product. The pure-Go gemm of gorgonia and gonum alone,
-// and their conv/pool ops, are several times slower.
+// Matrix products go through Go-assembly micro-kernels: an AVX-512 8×32
+// tile where the CPU and OS support AVX-512 F, an AVX2/FMA 4×16 tile
+// otherwise and on the edges, and gonum's pure-Go sgemm for what remains
+// (the level comes from internal/vec: golang.org/x/sys/cpu, capped by the
+// PRIVTRAIN_ASM variable; the purego build tag or another architecture
+// compiles no assembly). Every call is bounds-checked before a kernel runs.
+// The pure-Go gemm of gorgonia and gonum alone, and their conv/pool ops,
+// are several times slower. PerExampleGradsNorms also returns each
+// per-example gradient's sum of squares, computed while the row is in cache.
 //
 // Results are bit-for-bit reproducible on a given machine: the chunking and
 // the assignment of chunks to the two graphs depend only on the batch size,
 // partial sums are combined in a fixed order, and all buffers are 64-byte
 // aligned so that the SIMD kernels sum in the same order on every run.
-// Machines with and without AVX2/FMA round differently.
+// Machines (and PRIVTRAIN_ASM levels) with different kernels round
+// differently.
 //
 // # Files
 //

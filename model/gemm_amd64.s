@@ -2,34 +2,6 @@
 
 #include "textflag.h"
 
-// func hasAVX2FMA() bool
-TEXT ·hasAVX2FMA(SB), NOSPLIT, $0-1
-	MOVL $1, AX
-	XORL CX, CX
-	CPUID
-	// FMA (bit 12), OSXSAVE (bit 27) and AVX (bit 28) of ECX.
-	ANDL $0x18001000, CX
-	CMPL CX, $0x18001000
-	JNE  no
-	// The OS saves XMM and YMM state.
-	XORL CX, CX
-	XGETBV
-	ANDL $6, AX
-	CMPL AX, $6
-	JNE  no
-	// AVX2: bit 5 of EBX of leaf 7.
-	MOVL $7, AX
-	XORL CX, CX
-	CPUID
-	ANDL $0x20, BX
-	JZ   no
-	MOVB $1, ret+0(FP)
-	RET
-
-no:
-	MOVB $0, ret+0(FP)
-	RET
-
 // func kern4x16(k int, a *float32, ai, al int, b *float32, ldb int, c *float32, ldc int, store bool)
 //
 // C[0:4, 0:16] += A[0:4, 0:k] · B[0:k, 0:16], with A(i, l) at a[i·ai + l·al],

@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/privtrain/privtrain/internal/vec"
 )
 
 // TestGemm checks the tiled gemm against a naive triple loop for every
@@ -35,7 +37,7 @@ func TestGemm(t *testing.T) {
 			}
 			for _, beta := range []float32{0, 1, 0.5} {
 				for _, alpha := range []float32{1, 2} {
-					for _, fast := range []bool{false, useAVX2} {
+					for _, fast := range testLevels() {
 						want := make([]float64, m*n)
 						for i := 0; i < m; i++ {
 							for j := 0; j < n; j++ {
@@ -58,4 +60,14 @@ func TestGemm(t *testing.T) {
 			}
 		}
 	}
+}
+
+// testLevels lists every kernel level the machine supports, whatever
+// PRIVTRAIN_ASM says, so that each kernel is checked against the fallback.
+func testLevels() []vec.ISA {
+	var l []vec.ISA
+	for i := vec.Go; i <= vec.CPU(); i++ {
+		l = append(l, i)
+	}
+	return l
 }

@@ -52,3 +52,14 @@ type Spec struct {
 	// per example); 0 elsewhere.
 	L2 float64 `json:"l2,omitempty"`
 }
+
+// PerExampleNormer is implemented by models that also compute the squared
+// L2 norm of every per-example gradient while it is still in cache, saving
+// the DP step a pass over the M × P gradients.
+type PerExampleNormer interface {
+	// PerExampleGradsNorms is PerExampleGrads that also writes into sq
+	// (len M) the sum of squares of row i of grads, exactly as
+	// vec.SumSquares computes it (internal/vec: exact squares, float64
+	// accumulation in a fixed order).
+	PerExampleGradsNorms(b Batch, grads, losses []float32, sq []float64) error
+}

@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/privtrain/privtrain/internal/vec"
 )
 
 var testSpecs = []Spec{
@@ -356,5 +358,44 @@ func TestArchsAreKnown(t *testing.T) {
 	}
 	if _, _, _, err := archLayers(Spec{Arch: "resnet", InputShape: []int{1, 28, 28}, Classes: 10}); err == nil {
 		t.Error("unknown architecture accepted")
+	}
+}
+
+// TestPerExampleGradsNorms checks that the fused norms are exactly
+// vec.SumSquares of the rows and the rows exactly those of PerExampleGrads.
+func TestPerExampleGradsNorms(t *testing.T) {
+	for _, s := range []Spec{
+		{Arch: "tfp-cnn", InputShape: []int{1, 28, 28}, Classes: 10},
+		{Arch: "linreg", InputShape: []int{7}, Classes: 1, L2: 0.3},
+	} {
+		mod, err := New(s, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		const m = 37
+		b := randomBatch(s, m, rand.New(rand.NewPCG(4, 4)))
+		P := mod.NumParams()
+		g1, g2 := make([]float32, m*P), make([]float32, m*P)
+		l1, l2 := make([]float32, m), make([]float32, m)
+		sq := make([]float64, m)
+		if err := mod.PerExampleGrads(b, g1, l1); err != nil {
+			t.Fatal(err)
+		}
+		if err := mod.(PerExampleNormer).PerExampleGradsNorms(b, g2, l2, sq); err != nil {
+			t.Fatal(err)
+		}
+		for i := range g1 {
+			if g1[i] != g2[i] {
+				t.Fatalf("%s: gradient %d differs: %v vs %v", s.Arch, i, g1[i], g2[i])
+			}
+		}
+		for i := 0; i < m; i++ {
+			if want := vec.SumSquares(g2[i*P : (i+1)*P]); sq[i] != want || !(want > 0) {
+				t.Errorf("%s: row %d: sq %v, want %v (> 0)", s.Arch, i, sq[i], want)
+			}
+		}
+		if err := mod.(PerExampleNormer).PerExampleGradsNorms(b, g2, l2, sq[:m-1]); err == nil {
+			t.Errorf("%s: short sq accepted", s.Arch)
+		}
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"math"
 	"sync"
 
+	"github.com/privtrain/privtrain/internal/vec"
+
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -221,29 +223,33 @@ func (w *graph) accumulate(acc []float32) error {
 }
 
 // perExample writes the gradients of the first cnt rows of the chunk into
-// grads, one row of length P each.
-func (w *graph) perExample(cnt, p int, grads []float32) error {
-	for j, l := range w.plays {
+// grads, one row of length P each, example by example; with sq set it also
+// writes each row's sum of squares (vec.SumSquares) into sq[i] while the
+// row is in cache.
+func (w *graph) perExample(cnt, p int, grads []float32, sq []float64) error {
+	dzs := make([][]float32, len(w.plays))
+	for j := range w.plays {
 		dz, err := w.gradOut(j)
 		if err != nil {
 			return err
 		}
-		if c := w.convs[j]; c != nil {
-			g := c.g
-			L, K, C := g.rows(), g.cols(), g.outC
-			for i := 0; i < cnt; i++ {
-				row := grads[i*p+l.off : i*p+l.off+l.nW+l.nB]
+		dzs[j] = dz
+	}
+	for i := 0; i < cnt; i++ {
+		for j, l := range w.plays {
+			dz := dzs[j]
+			row := grads[i*p+l.off : i*p+l.off+l.nW+l.nB]
+			if c := w.convs[j]; c != nil {
+				g := c.g
+				L, K, C := g.rows(), g.cols(), g.outC
 				dzi := dz[i*L*C : (i+1)*L*C]
 				gemm(true, false, C, K, L, 1, dzi, C, c.cols[i*L*K:(i+1)*L*K], K, 0, row[:l.nW], K)
 				gb := row[l.nW:]
-				clear(gb)
-				addRows(gb, dzi, L)
+				copy(gb, dzi[:C])
+				addRows(gb, dzi[C:], L-1)
+				continue
 			}
-			continue
-		}
-		d := w.denses[j]
-		for i := 0; i < cnt; i++ {
-			row := grads[i*p+l.off : i*p+l.off+l.nW+l.nB]
+			d := w.denses[j]
 			ai := d.lastA[i*d.in : (i+1)*d.in]
 			dzi := dz[i*d.outN : (i+1)*d.outN]
 			// The outer product dz_i a_iᵀ, as a rank-1 gemm.
@@ -251,6 +257,9 @@ func (w *graph) perExample(cnt, p int, grads []float32) error {
 			if l.nB > 0 {
 				copy(row[l.nW:], dzi)
 			}
+		}
+		if sq != nil {
+			sq[i] = vec.SumSquares(grads[i*p : (i+1)*p])
 		}
 	}
 	return nil
@@ -449,6 +458,18 @@ func (n *net) BatchGrad(b Batch, grad []float32) (float64, error) {
 }
 
 func (n *net) PerExampleGrads(b Batch, grads []float32, losses []float32) error {
+	return n.perExampleGrads(b, grads, losses, nil)
+}
+
+// PerExampleGradsNorms implements PerExampleNormer.
+func (n *net) PerExampleGradsNorms(b Batch, grads, losses []float32, sq []float64) error {
+	if len(sq) != b.M {
+		return fmt.Errorf("model: %s: PerExampleGradsNorms: sq has length %d, want %d", n.spec.Arch, len(sq), b.M)
+	}
+	return n.perExampleGrads(b, grads, losses, sq)
+}
+
+func (n *net) perExampleGrads(b Batch, grads []float32, losses []float32, sq []float64) error {
 	if err := n.checkBatch(b); err != nil {
 		return err
 	}
@@ -458,13 +479,23 @@ func (n *net) PerExampleGrads(b Batch, grads []float32, losses []float32) error 
 	if len(losses) != b.M {
 		return fmt.Errorf("model: %s: PerExampleGrads: losses has length %d, want %d", n.spec.Arch, len(losses), b.M)
 	}
+	// With a ridge term the rows change after the chunks; their norms are
+	// then taken at the end.
+	chunkSq := sq
+	if n.l2 != 0 {
+		chunkSq = nil
+	}
 	err := n.forChunks(b.M, func(_ *worker, g *graph, start, cnt int) error {
 		n.load(g, &b, start, cnt)
 		if err := g.run(); err != nil {
 			return err
 		}
 		copy(losses[start:start+cnt], g.lossOp.losses[:cnt])
-		return g.perExample(cnt, n.p, grads[start*n.p:(start+cnt)*n.p])
+		var s []float64
+		if chunkSq != nil {
+			s = chunkSq[start : start+cnt]
+		}
+		return g.perExample(cnt, n.p, grads[start*n.p:(start+cnt)*n.p], s)
 	})
 	if err != nil {
 		return fmt.Errorf("model: %s: PerExampleGrads: %w", n.spec.Arch, err)
@@ -477,6 +508,9 @@ func (n *net) PerExampleGrads(b Batch, grads []float32, losses []float32) error 
 				row[k] += n.l2 * v
 			}
 			losses[i] += r
+			if sq != nil {
+				sq[i] = vec.SumSquares(row)
+			}
 		}
 	}
 	return nil

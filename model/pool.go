@@ -1,6 +1,11 @@
 package model
 
-import "math"
+import (
+	"fmt"
+	"math"
+
+	"github.com/privtrain/privtrain/internal/vec"
+)
 
 // poolGeom is the geometry of a max-pooling layer on (H, W, C) inputs,
 // without padding.
@@ -20,7 +25,7 @@ func (g *poolGeom) outSize() int { return g.c * g.outH * g.outW }
 //
 // offs are the window offsets from windowOffsets.
 func (g *poolGeom) forward(in []float32, n int, out []float32, arg []int32, offs []int) {
-	g.forwardWith(useAVX2, in, n, out, arg, offs)
+	g.forwardWith(kernelISA >= vec.AVX2, in, n, out, arg, offs)
 }
 
 // forwardWith is forward, with the AVX2 kernel if fast is set and the
@@ -28,18 +33,32 @@ func (g *poolGeom) forward(in []float32, n int, out []float32, arg []int32, offs
 func (g *poolGeom) forwardWith(fast bool, in []float32, n int, out []float32, arg []int32, offs []int) {
 	isz, osz := g.inSize(), g.outSize()
 	C := g.c
-	if fast && C%8 == 0 && len(offs) > 0 {
+	if fast && C%8 == 0 && len(offs) > 0 && g.outH > 0 && g.outW > 0 {
+		// The kernel reads x[base+off+j] for every window base, offset and
+		// channel j < C: every offset must lie in [0, maxOff] and the last
+		// window's farthest element inside each example, which the first
+		// slice expression of the loop below checks.
+		maxOff := 0
+		for _, off := range offs {
+			if off < 0 {
+				panic(fmt.Sprintf("model: max-pool: negative window offset %d", off))
+			}
+			maxOff = max(maxOff, off)
+		}
+		last := ((g.outH-1)*g.stride*g.inW+(g.outW-1)*g.stride)*C + maxOff + C
+		if last > isz {
+			panic(fmt.Sprintf("model: max-pool: windows reach element %d of a %d-element input", last-1, isz))
+		}
 		for e := 0; e < n; e++ {
 			x := in[e*isz : (e+1)*isz]
 			y := out[e*osz : (e+1)*osz]
 			a := arg[e*osz : (e+1)*osz]
-			// The last window's last element must lie inside x.
-			_ = x[((g.outH-1)*g.stride*g.inW+(g.outW-1)*g.stride)*C+offs[len(offs)-1]+C-1]
 			o := 0
 			for oh := 0; oh < g.outH; oh++ {
 				for ow := 0; ow < g.outW; ow++ {
 					base := (oh*g.stride*g.inW + ow*g.stride) * C
-					poolMaxAVX2(&x[0], base, &offs[0], len(offs), C, &y[o], &a[o])
+					ys, as := y[o:o+C], a[o:o+C] // bounds of the kernel's writes
+					poolMaxAVX2(&x[0], base, &offs[0], len(offs), C, &ys[0], &as[0])
 					o += C
 				}
 			}

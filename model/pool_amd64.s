@@ -28,7 +28,7 @@ cloop:
 	// Best values and indices start at the window's first element.
 	LEAQ         (AX)(BX*1), R10
 	VMOVUPS      (SI)(R10*4), Y0
-	MOVQ         R10, X1
+	VMOVQ        R10, X1
 	VPBROADCASTD X1, Y1
 	VPADDD       Y15, Y1, Y1
 	XORQ         R11, R11
@@ -41,7 +41,7 @@ oloop:
 	VMOVUPS      (SI)(R12*4), Y2
 	VCMPPS       $0x1e, Y0, Y2, Y3 // Y3 = Y2 > Y0 (ordered, quiet)
 	VBLENDVPS    Y3, Y2, Y0, Y0    // Y0 = Y3 ? Y2 : Y0
-	MOVQ         R12, X4
+	VMOVQ        R12, X4
 	VPBROADCASTD X4, Y4
 	VPADDD       Y15, Y4, Y4
 	VBLENDVPS    Y3, Y4, Y1, Y1

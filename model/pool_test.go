@@ -3,6 +3,8 @@ package model
 import (
 	"math/rand/v2"
 	"testing"
+
+	"github.com/privtrain/privtrain/internal/vec"
 )
 
 // TestPoolTies checks that max-pooling routes the gradient of a tied window
@@ -35,27 +37,10 @@ func equalF32(a, b []float32) bool {
 	return true
 }
 
-func BenchmarkPoolForward(b *testing.B) {
-	g := &poolGeom{c: 16, inH: 14, inW: 14, k: 2, stride: 1, outH: 13, outW: 13}
-	n := 64
-	rng := rand.New(rand.NewPCG(1, 1))
-	in := make([]float32, n*g.inSize())
-	for i := range in {
-		in[i] = max(0, float32(rng.NormFloat64()))
-	}
-	out := make([]float32, n*g.outSize())
-	arg := make([]int32, n*g.outSize())
-	offs := g.windowOffsets()
-	b.ResetTimer()
-	for range b.N {
-		g.forward(in, n, out, arg, offs)
-	}
-}
-
 // TestPoolAVX2 checks the assembly kernel against the Go loop on data with
 // many ties and negative values.
 func TestPoolAVX2(t *testing.T) {
-	if !useAVX2 {
+	if vec.CPU() < vec.AVX2 {
 		t.Skip("no AVX2/FMA")
 	}
 	rng := rand.New(rand.NewPCG(3, 3))

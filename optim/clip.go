@@ -5,16 +5,57 @@ import (
 	"math"
 	"sync"
 
-	"gonum.org/v1/gonum/blas/blas32"
+	"github.com/privtrain/privtrain/internal/vec"
 )
 
-// clipRows scales each row of g (m × p) to L2 norm at most r (r ≤ 0: no
-// clipping) and writes each row's norm after clipping into norms. It returns
-// an error naming the first example whose gradient is NaN or infinite.
+// clipMargin κ: a clipped row is scaled to norm R·(1−κ) in exact
+// arithmetic, so that after float32 rounding its norm is still ≤ R.
+//
+// Bound (standard floating-point error analysis, e.g. Higham, "Accuracy and
+// Stability of Numerical Algorithms", §2.2 and §4.2): with u = 2⁻²⁴, the
+// stored row fl32(s·g) has ‖fl32(s·g)‖ ≤ s(1+u)‖g‖; the factor s =
+// fl32(R(1−κ)/n̂) ≤ R(1−κ)(1+u)/n̂; the computed norm n̂ satisfies
+// ‖g‖ ≤ n̂(1+e) with e = normErr(p). Hence ‖fl32(s·g)‖ ≤ R(1−κ)(1+u)²(1+e),
+// which is < R when (1+u)²(1+e) < 1/(1−κ), i.e. for e ≤ 2⁻³⁰ with κ = 2⁻²⁰
+// (2u + e + u² ≈ 1.2·10⁻⁷ < κ ≈ 9.5·10⁻⁷). clipRows also measures the norm
+// of every row it scaled and rescales until the measured bound holds.
+const clipMargin = 0x1p-20
+
+// maxNormErr is the largest relative norm error normErr may have for the
+// bound of clipMargin to hold.
+const maxNormErr = 0x1p-30
+
+// normErr bounds the relative error of sqrt(vec.SumSquares(g)) as a value
+// of ‖g‖ for a row of p values: the squares are exact in float64 and the
+// sum of nonnegative terms has relative error ≤ (p/16 + 5)·2⁻⁵³ (16 lanes,
+// then the combination; vec.SumSquares), which the square root halves,
+// plus its own rounding 2⁻⁵³.
+func normErr(p int) float64 { return float64(p/16+6) * 0x1p-53 }
+
+// clipRows scales each row of g (m × p) so that its L2 norm is at most r
+// after float32 rounding (r ≤ 0: no clipping) and writes each row's norm
+// after clipping into norms. sq, if not nil, holds each row's sum of squares
+// as vec.SumSquares computes it (from the model, while the row was in
+// cache); otherwise clipRows computes it. It returns an error naming the
+// first example whose gradient is NaN or infinite.
+//
+// A row is left unchanged when its computed norm n̂ satisfies n̂(1+e) ≤ r
+// (e = normErr(p)), else it is scaled by fl32(r(1−κ)/n̂) (κ = clipMargin);
+// the norm of every scaled row is measured again on the stored values, and
+// the row is scaled once more in the (by the bound above, impossible) case
+// that the measured bound exceeds r. The measurement also covers what the
+// relative bound does not: products that round to subnormal float32s.
 //
 // Work is split over `workers` goroutines by rows; each row is processed by
 // one goroutine with a fixed summation order, so results are deterministic.
-func clipRows(g []float32, m, p int, r float64, norms []float64, workers int) error {
+func clipRows(g []float32, m, p int, r float64, sq []float64, norms []float64, workers int) error {
+	e := normErr(p)
+	if r > 0 && e > maxNormErr {
+		return fmt.Errorf("rows of %d values: the norm error bound %.3g exceeds %.3g, so clipping cannot guarantee ‖g‖ ≤ R", p, e, maxNormErr)
+	}
+	if sq != nil && len(sq) != m {
+		return fmt.Errorf("clipping %d rows with %d precomputed squared norms", m, len(sq))
+	}
 	if workers < 1 {
 		workers = 1
 	}
@@ -31,14 +72,19 @@ func clipRows(g []float32, m, p int, r float64, norms []float64, workers int) er
 			defer wg.Done()
 			for i := lo; i < hi; i++ {
 				row := g[i*p : (i+1)*p]
-				n := rowNorm(row)
+				var ss float64
+				if sq != nil {
+					ss = sq[i]
+				} else {
+					ss = vec.SumSquares(row)
+				}
+				n := math.Sqrt(ss)
 				if math.IsNaN(n) || math.IsInf(n, 0) {
 					bad[w] = i
 					return
 				}
-				if r > 0 && n > r {
-					blas32.Scal(float32(r/n), blas32.Vector{N: p, Inc: 1, Data: row})
-					n = r
+				if r > 0 {
+					n = clipRow(row, n, r, e)
 				}
 				norms[i] = n
 			}
@@ -53,21 +99,24 @@ func clipRows(g []float32, m, p int, r float64, norms []float64, workers int) er
 	return nil
 }
 
-// rowNorm is the L2 norm of v accumulated in float64, in four independent
-// lanes for speed; NaN and Inf propagate.
-func rowNorm(v []float32) float64 {
-	var s0, s1, s2, s3 float64
-	i := 0
-	for ; i+4 <= len(v); i += 4 {
-		a, b, c, d := float64(v[i]), float64(v[i+1]), float64(v[i+2]), float64(v[i+3])
-		s0 += a * a
-		s1 += b * b
-		s2 += c * c
-		s3 += d * d
+// clipRow scales row (computed norm n, relative norm error ≤ e) so that
+// its norm is at most r after rounding and returns the norm of the stored
+// row as computed (with ‖row‖ ≤ result·(1+e) ≤ r).
+//
+// Normally one scaling suffices. Rows whose scaled values are subnormal
+// can round back above the bound; each further round doubles the margin
+// (up to ½, where every nonzero float32 strictly shrinks or becomes 0), so
+// the loop ends.
+func clipRow(row []float32, n, r, e float64) float64 {
+	margin := clipMargin
+	for n*(1+e) > r {
+		s := float32(r * (1 - margin) / n)
+		n = math.Sqrt(vec.ScaleSumSquares(row, s))
+		margin = min(2*margin, 0.5)
 	}
-	for ; i < len(v); i++ {
-		a := float64(v[i])
-		s0 += a * a
-	}
-	return math.Sqrt((s0 + s1) + (s2 + s3))
+	return n
 }
+
+// rowNorm is the L2 norm of v (vec.SumSquares: exact squares, float64
+// accumulation); NaN and Inf propagate.
+func rowNorm(v []float32) float64 { return math.Sqrt(vec.SumSquares(v)) }

@@ -14,7 +14,7 @@ func TestClipRows(t *testing.T) {
 	for _, workers := range []int{1, 2, 3, 8} {
 		h := append([]float32(nil), g...)
 		norms := make([]float64, 4)
-		if err := clipRows(h, 4, 3, 1, norms, workers); err != nil {
+		if err := clipRows(h, 4, 3, 1, nil, norms, workers); err != nil {
 			t.Fatal(err)
 		}
 		for i := range want {
@@ -33,12 +33,12 @@ func TestClipRows(t *testing.T) {
 func TestClipRowsNoClipAndNonFinite(t *testing.T) {
 	g := []float32{3, 4}
 	norms := make([]float64, 1)
-	if err := clipRows(g, 1, 2, 0, norms, 1); err != nil || g[0] != 3 || norms[0] != 5 {
+	if err := clipRows(g, 1, 2, 0, nil, norms, 1); err != nil || g[0] != 3 || norms[0] != 5 {
 		t.Fatalf("R = 0 must not clip: got %v, norm %v, err %v", g, norms[0], err)
 	}
 	for _, bad := range []float32{float32(math.NaN()), float32(math.Inf(1))} {
 		g := []float32{1, 2, 3, bad}
-		err := clipRows(g, 2, 2, 1, make([]float64, 2), 2)
+		err := clipRows(g, 2, 2, 1, nil, make([]float64, 2), 2)
 		if err == nil || !strings.Contains(err.Error(), "row 1") {
 			t.Errorf("gradient %v: want an error naming row 1, got %v", bad, err)
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/privtrain/privtrain/aggregate"
 	"github.com/privtrain/privtrain/datasets"
+	"github.com/privtrain/privtrain/internal/vec"
 	"github.com/privtrain/privtrain/model"
 	"github.com/privtrain/privtrain/privacy"
 	"github.com/privtrain/privtrain/randstream"
@@ -135,6 +136,7 @@ type Trainer struct {
 	grads   []float32
 	losses  []float32
 	norms   []float64
+	sq      []float64 // per-example sums of squares from the model
 	out     []float32
 }
 
@@ -256,8 +258,18 @@ func (t *Trainer) Step(step int) (StepResult, error) {
 		return t.plainStep(b, res)
 	}
 	g := t.grads[:m*t.p]
+	// sq, when the model provides it, holds each row's sum of squares,
+	// computed while the row was in cache (nil: clipRows computes it).
+	var sq []float64
 	if m > 0 {
-		if err := t.cfg.Model.PerExampleGrads(b, g, t.losses[:m]); err != nil {
+		var err error
+		if nm, ok := t.cfg.Model.(model.PerExampleNormer); ok {
+			sq = t.sq[:m]
+			err = nm.PerExampleGradsNorms(b, g, t.losses[:m], sq)
+		} else {
+			err = t.cfg.Model.PerExampleGrads(b, g, t.losses[:m])
+		}
+		if err != nil {
 			return res, fmt.Errorf("step %d: per-example gradients: %w", step, err)
 		}
 	}
@@ -277,6 +289,9 @@ func (t *Trainer) Step(step int) (StepResult, error) {
 				if err := t.cfg.Corruption.CorruptGradient(ex, g[i*t.p:(i+1)*t.p], crng); err != nil {
 					return res, fmt.Errorf("step %d: %w", step, err)
 				}
+				if sq != nil {
+					sq[i] = vec.SumSquares(g[i*t.p : (i+1)*t.p])
+				}
 				res.Corrupted++
 			}
 		}
@@ -287,9 +302,10 @@ func (t *Trainer) Step(step int) (StepResult, error) {
 			return res, fmt.Errorf("step %d: %w", step, err)
 		}
 		g = t.grads[:m*t.p]
+		sq = nil // clipRows measures every row, the canaries' too
 	}
 	norms := t.norms[:m]
-	if err := clipRows(g, m, t.p, t.cfg.ClipNorm, norms, t.cfg.Workers); err != nil {
+	if err := clipRows(g, m, t.p, t.cfg.ClipNorm, sq, norms, t.cfg.Workers); err != nil {
 		return res, fmt.Errorf("step %d: %w", step, err)
 	}
 	rep, err := t.cfg.Aggregator.Aggregate(aggregate.Grads{G: g, Norms: norms, M: m, P: t.p, ClipNorm: t.cfg.ClipNorm}, rng, t.out)
@@ -405,6 +421,7 @@ func (t *Trainer) ensure(m int) {
 	t.targets = make([]float32, n)
 	t.losses = make([]float32, n)
 	t.norms = make([]float64, n)
+	t.sq = make([]float64, n)
 	if t.cfg.Aggregator != nil {
 		t.grads = make([]float32, n*t.p)
 	}

@@ -4,7 +4,9 @@ import (
 	"testing"
 
 	"github.com/privtrain/privtrain/aggregate"
+	"github.com/privtrain/privtrain/datasets"
 	"github.com/privtrain/privtrain/privacy"
+	"github.com/privtrain/privtrain/randstream"
 )
 
 // With a PLD accountant the trainer composes every step, the budget check
@@ -20,19 +22,20 @@ func TestPLDAccountantBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	batches := make([][]int, 200)
-	for i := range batches {
-		batches[i] = []int{i % 64}
+	const maxSteps = 200
+	sampler, err := datasets.NewPoissonSampler(data.N, 0.1, 3)
+	if err != nil {
+		t.Fatal(err)
 	}
 	tr, err := NewTrainer(Config{Model: logreg(t), Data: data, Labels: true, Aggregator: agg, LR: 0.1,
 		ClipNorm: 1, Q: 0.1, Delta: 1e-5, Accountant: acct, StepMechanism: privacy.Gaussian{Sigma: 2},
-		Sampler: listSampler{batches, 6.4}, Seed: 3})
+		Sampler: sampler, NoiseKey: randstream.FromSeed(3)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	const target = 1.0
 	steps := 0
-	for ; steps < len(batches); steps++ {
+	for ; steps < maxSteps; steps++ {
 		ok, err := tr.NextStepFits(target)
 		if err != nil {
 			t.Fatal(err)
@@ -48,7 +51,7 @@ func TestPLDAccountantBudget(t *testing.T) {
 			t.Fatalf("per-step ε from the PLD accountant: %+v", res)
 		}
 	}
-	if steps == 0 || steps == len(batches) || acct.Steps() != steps {
+	if steps == 0 || steps == maxSteps || acct.Steps() != steps {
 		t.Fatalf("ran %d steps, accountant holds %d", steps, acct.Steps())
 	}
 	g, _ := acct.EpsilonFor(1e-5)

@@ -1,16 +1,26 @@
 #!/usr/bin/env bash
-# bench.sh — training-step throughput of privtrain's CNNs, in one run.
+# bench.sh — training-step throughput of privtrain's CNNs and the speed of
+# every assembly kernel against its pure-Go fallback, in one run.
 #
-# Runs the Go benchmarks of model/ and optim/ and prints examples/second for
-# the TF-Privacy CNN on MNIST-shaped input (1×28×28, batch 256) and
-# CIFAR-shaped input (3×32×32, batch 1024): (a) a non-private step, (b) a
-# DP-SGD step (per-example gradients, clipping, noise, update) and the time
-# ratio (b)/(a), and the MNIST DP step with secure noise (dp-secure) against
-# the float one. Whole optimizer steps from optim/ (BenchmarkStep/<method>/
-# <case>, method nonprivate or dp) are used when present, else model/'s
-# BenchmarkModelStep, which does the same work in the benchmark itself.
+# 1. Kernels: the benchmarks of internal/vec and model/ name each kernel's
+#    level last (go, avx2, avx512, asm). For every kernel the script prints
+#    go/asm time ratios, and avx2/avx512 where both exist; it FAILS (exit 1)
+#    when an assembly level is not faster than the Go fallback on this
+#    machine.
+# 2. Peak: BenchmarkFMAPeak runs independent single-precision FMA chains on
+#    every core the benchmark uses; the larger of its AVX2 and AVX-512
+#    results is the machine's measured f32 peak.
+# 3. Steps: examples/second for the TF-Privacy CNN on MNIST-shaped input
+#    (1×28×28, batch 256) and CIFAR-shaped input (3×32×32, batch 1024): (a) a
+#    non-private step, (b) a DP-SGD step (per-example gradients, norms,
+#    clipping, sum, noise, update), the time ratio (b)/(a), and each step's
+#    GFLOP/s (MFLOP per example from model's BenchmarkModelStep, forward +
+#    backward) and % of the measured peak. Whole optimizer steps from optim/
+#    (BenchmarkStep/<method>/<case>) are used when present, else model/'s
+#    BenchmarkModelStep.
 #
 # Usage: scripts/bench.sh [extra go test flags]   (BENCHTIME=3s by default)
+# PRIVTRAIN_ASM=off|avx2 limits the kernels of the step benchmarks.
 # Other engineers share the cores: run it when `uptime` shows a quiet machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,21 +28,29 @@ cd "$(dirname "$0")/.."
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 echo "# $(date -u +%FT%TZ)  $(uptime)"
+echo "# CPU: $(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | sed 's/.*: //'); flags: $(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null | tr ' ' '\n' | grep -E '^(avx2|fma|avx512f|avx512bw|avx512vl)$' | tr '\n' ' ')"
+echo "# PRIVTRAIN_ASM=${PRIVTRAIN_ASM:-<unset>}"
 # The packages run one after the other (never concurrently, which would
 # halve each one's cores); optim/ is optional.
-go test -run '^$' -bench . -benchtime "${BENCHTIME:-3s}" "$@" ./model/ | tee "$out"
-if ! go test -run '^$' -bench . -benchtime "${BENCHTIME:-3s}" "$@" ./optim/ | tee -a "$out"; then
+bt="${BENCHTIME:-3s}"
+go test -run '^$' -bench . -benchtime 1s "$@" ./internal/vec/ | tee "$out"
+go test -run '^$' -bench . -benchtime "$bt" "$@" ./model/ | tee -a "$out"
+if ! go test -run '^$' -bench . -benchtime "$bt" "$@" ./optim/ | tee -a "$out"; then
 	echo "bench.sh: warning: optim/ benchmarks failed; using model/ only" >&2
 fi
+echo "# end: $(uptime)"
 
 awk '
-# Benchmark lines: name iterations ns/op value "ns/op" ... value "ex/s".
+# Benchmark lines: name iterations value unit value unit ...
 /^Benchmark/ {
 	name = $1; sub(/-[0-9]+$/, "", name)
 	for (i = 3; i < NF; i++) {
-		if ($(i+1) == "ns/op") ns[name] = $i
-		if ($(i+1) == "ex/s")  xs[name] = $i
+		if ($(i+1) == "ns/op")    ns[name] = $i
+		if ($(i+1) == "ex/s")     xs[name] = $i
+		if ($(i+1) == "GFLOP/s")  gf[name] = $i
+		if ($(i+1) == "MFLOP/ex") mf[name] = $i
 	}
+	order[++nb] = name
 }
 function pick(method, c,   n) {
 	n = "BenchmarkStep/" method "/" c
@@ -42,18 +60,37 @@ function pick(method, c,   n) {
 	return ""
 }
 END {
-	printf "\n%-12s %14s %14s %12s  %s\n", "case", "nonprivate", "dp", "dp/nonpriv", "source"
 	bad = 0
+	printf "\n%-44s %12s %12s %12s %10s %10s\n", "kernel", "go ns/op", "avx2/asm", "avx512", "go/asm", "avx2/avx512"
+	for (k = 1; k <= nb; k++) {
+		n = order[k]
+		if (n !~ /\/go$/ || n ~ /^BenchmarkFMAPeak/) continue
+		base = n; sub(/\/go$/, "", base)
+		a2 = base "/avx2"; if (!(a2 in ns)) a2 = base "/asm"
+		a5 = base "/avx512"
+		if (!(a2 in ns)) { printf "%-44s %12.0f %12s (no assembly level on this machine)\n", base, ns[n], "-"; continue }
+		best = ns[a2]; if ((a5 in ns) && ns[a5] < best) best = ns[a5]
+		r = ns[n] / best
+		s5 = "-"; r25 = "-"
+		if (a5 in ns) { s5 = sprintf("%.0f", ns[a5]); r25 = sprintf("%.2fx", ns[a2] / ns[a5]) }
+		flag = ""
+		if (ns[a2] >= ns[n] || ((a5 in ns) && ns[a5] >= ns[n])) { flag = "  FAIL: assembly not faster than Go"; bad = 1 }
+		printf "%-44s %12.0f %12.0f %12s %9.2fx %10s%s\n", base, ns[n], ns[a2], s5, r, r25, flag
+	}
+	peak = 0
+	for (n in gf) if (n ~ /^BenchmarkFMAPeak\// && gf[n] > peak) { peak = gf[n]; pn = n }
+	if (peak > 0) printf "\nmeasured f32 FMA peak: %.1f GFLOP/s (%s)\n", peak, pn
+	printf "\n%-12s %14s %14s %12s %10s %10s %9s %9s  %s\n", "case", "nonprivate", "dp", "dp/nonpriv", "np GFLOP/s", "dp GFLOP/s", "np %peak", "dp %peak", "source"
 	split("MNIST-256 CIFAR-1024", cases, " ")
 	for (k = 1; k <= 2; k++) {
 		c = cases[k]; a = pick("nonprivate", c); b = pick("dp", c)
 		if (a == "" || b == "") { printf "%-12s missing benchmark results\n", c; bad = 1; continue }
 		src = a; sub(/\/.*/, "", src)
-		printf "%-12s %10.0f ex/s %10.0f ex/s %11.2fx  %s\n", c, xs[a], xs[b], ns[b] / ns[a], src
+		m = mf["BenchmarkModelStep/dp/" c]
+		ga = xs[a] * m / 1000; gb = xs[b] * m / 1000
+		pa = "-"; pb = "-"
+		if (peak > 0 && m > 0) { pa = sprintf("%.1f%%", 100 * ga / peak); pb = sprintf("%.1f%%", 100 * gb / peak) }
+		printf "%-12s %10.0f ex/s %10.0f ex/s %11.2fx %10.1f %10.1f %9s %9s  %s\n", c, xs[a], xs[b], ns[b] / ns[a], ga, gb, pa, pb, src
 	}
-	# Secure noise (aggregate.Config.Secure) on the MNIST DP step, when measured.
-	a = "BenchmarkStep/dp/MNIST-256"; b = "BenchmarkStep/dp-secure/MNIST-256"
-	if ((a in ns) && (b in ns))
-		printf "%-12s %10.0f ex/s %10.0f ex/s %11.2fx  (dp vs dp-secure)\n", "MNIST-secure", xs[a], xs[b], ns[b] / ns[a]
 	exit bad
 }' "$out"

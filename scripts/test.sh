@@ -17,6 +17,10 @@ if [ -n "$unformatted" ]; then
 fi
 go vet ./...
 go test -count=1 -timeout 40m "$@" ./...
+# The pure-Go fallbacks of the assembly kernels: build and vet everything
+# with -tags purego, and test the packages that have kernels.
+go vet -tags purego ./...
+go test -count=1 -tags purego "$@" ./internal/... ./model/
 # The example module (its own go.mod, replace to this checkout): vet, test, and a short training run.
 (cd examples/custom-aggregator && go vet ./... && go test -count=1 ./... && go run . --steps 20)
 # CI also runs a tiny grid on a real single-node Slurm (needs root; by hand:

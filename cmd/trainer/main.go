@@ -18,6 +18,8 @@ import (
 	"os"
 	"runtime/debug"
 	"sort"
+
+	"github.com/privtrain/privtrain/internal/vec"
 )
 
 // command is one subcommand: it gets the arguments after its name and
@@ -42,6 +44,10 @@ func main() {
 }
 
 func dispatch(args []string, stdout, stderr io.Writer) int {
+	if err := vec.EnvErr(); err != nil { // an invalid PRIVTRAIN_ASM
+		fmt.Fprintf(stderr, "trainer: %v\n", err)
+		return 2
+	}
 	if len(args) == 0 {
 		fmt.Fprintln(stderr, "trainer: no command given, running the default job (trainer train with its defaults; see trainer help)")
 		return runDefaultJob(stdout, stderr)

@@ -1,0 +1,14 @@
+//go:build !amd64 || purego
+
+package vec
+
+// CPU is Go without assembly support.
+func CPU() ISA { return Go }
+
+func sumSquaresAVX2(x *float32, n int) float64 {
+	panic("vec: sumSquaresAVX2 without assembly support")
+}
+
+func scaleSumSquaresAVX2(x *float32, n int, s float32) float64 {
+	panic("vec: scaleSumSquaresAVX2 without assembly support")
+}
