@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/privtrain/privtrain/aggregate"
@@ -126,13 +127,17 @@ func TestCorrectRulesStayBelowClaim(t *testing.T) {
 		{"tsum", aggregate.Config{Sigma: 1.1, ClipNorm: 1, F: 5}, nil, TestsReal, 1.5},
 		{"ptr-tsum", ptrCfg, nil, TestsReal, 1.5},
 		{"float64 sum, rounded once", aggregate.Config{Sigma: 1.1, ClipNorm: 1}, func() aggregate.Aggregator { return floatSum{1.1, 1, false} }, TestsAll, 1.5},
+		// The secure-noise releases resist the float32-granularity test the
+		// float release fails (TestPlantedBugsAreCaught's precision leak).
+		{"sum secure", aggregate.Config{Sigma: 1.1, ClipNorm: 1, Secure: true}, nil, TestsAll, 1.5},
+		{"ptr-tsum secure", secure(ptrCfg), nil, TestsAll, 1.5},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			opt := Options{Samples: samples(100000, 200000), Delta: 1e-3, Seed: 3, Tests: c.tests}
 			var r *Result
 			var err error
 			if c.agg == nil {
-				r, err = Rule(c.name, c.cfg, opt)
+				r, err = Rule(strings.Fields(c.name)[0], c.cfg, opt)
 			} else {
 				r, err = Run(c.name, factory(c.agg), c.cfg, opt)
 			}
@@ -151,6 +156,8 @@ func TestCorrectRulesStayBelowClaim(t *testing.T) {
 		})
 	}
 }
+
+func secure(c aggregate.Config) aggregate.Config { c.Secure = true; return c }
 
 // The power requirement: sum at σ = 1.1, δ = 1e-3, 10⁶ samples
 // finds ε ≥ 2.0 (exact 2.79, claimed ≈ 3.15).

@@ -25,10 +25,16 @@ type CaseBuilder func(cfg aggregate.Config, mech privacy.Mechanism, dim int) ([]
 
 // builders maps a mechanism kind (privacy.Spec.Kind) to its case builder;
 // populated at init only.
+// The secure-noise releases (aggregate.Config.Secure) have the same
+// sensitivity analysis as their float counterparts: the discrete Gaussian
+// on the grid claims L2 sensitivity R, and the discrete PTR test is on the
+// same Δ(S).
 var builders = map[string]CaseBuilder{
-	"gaussian": gaussianCases,
-	"ptr":      ptrCases,
-	"rgm":      rgmCases,
+	"gaussian":          gaussianCases,
+	"discrete-gaussian": gaussianCases,
+	"ptr":               ptrCases,
+	"ptr-discrete":      ptrCases,
+	"rgm":               rgmCases,
 }
 
 // RegisterCases registers the case builder of a mechanism kind; call it

@@ -76,6 +76,7 @@ func auditMechanism(args []string, stdout, stderr io.Writer) int {
 	fs.Float64Var(&cfg.RGM.RRel, "r-rel", 0, "rgm-sum absolute sensitivity term R_rel")
 	fs.Float64Var(&cfg.RGM.Gamma, "gamma", 0, "rgm-sum relative noise scale γ")
 	fs.Float64Var(&cfg.RGM.Sigma, "rgm-sigma", 0, "rgm-sum baseline noise σ")
+	fs.BoolVar(&cfg.Secure, "secure-noise", false, "audit the floating-point-safe release of sum, tsum or ptr-tsum")
 	fs.Float64Var(&opt.Delta, "delta", 1e-5, "δ at which ε is bounded")
 	fs.IntVar(&opt.Samples, "samples", 1000000, "releases per batch and case (half select the test, half evaluate it)")
 	fs.Float64Var(&opt.Confidence, "confidence", 0.95, "confidence of the reported bound (over all cases)")
