@@ -62,19 +62,21 @@ func runTrainFrom(args []string, base experiments.TrainConfig, stdout, stderr io
 	fmt.Fprintf(stdout, "method %s on %s (%s): %d steps (stopped by %s), %.0f examples/s\n",
 		sum.Method, sum.Dataset, sum.Model, sum.Steps, sum.StoppedBy, sum.ExamplesPerSecond)
 	fmt.Fprintf(stdout, "test accuracy: %.2f%%\n", 100*sum.TestAccuracy)
-	if sum.Delta > 0 && sum.Accountant == "pld" {
-		fmt.Fprintf(stdout, "privacy: (ε, δ) = (%.4f, %g) by the PLD accountant (certified upper bound; optimistic estimate %.4f; interval %g)\n",
-			sum.Epsilon, sum.Delta, sum.EpsilonOptimistic, sum.PLDInterval)
-	} else if sum.Delta > 0 {
-		fmt.Fprintf(stdout, "privacy: (ε, δ) = (%.4f, %g) by the RDP accountant at Rényi order %g (%s conversion; bound there: %s; all bounds used: %s)\n",
-			sum.Epsilon, sum.Delta, sum.Order, sum.Conversion, strings.Join(sum.BoundAtOrder, ", "), strings.Join(sum.Bounds, ", "))
+	if sum.Delta > 0 {
+		if sum.Accountant == "pld" {
+			fmt.Fprintf(stdout, "privacy: (ε, δ) = (%.4f, %g) by the PLD accountant (certified upper bound; optimistic estimate %.4f; interval %g)\n",
+				sum.Epsilon, sum.Delta, sum.EpsilonOptimistic, sum.PLDInterval)
+		} else {
+			fmt.Fprintf(stdout, "privacy: (ε, δ) = (%.4f, %g) by the RDP accountant at Rényi order %g (%s conversion; bound there: %s; all bounds used: %s)\n",
+				sum.Epsilon, sum.Delta, sum.Order, sum.Conversion, strings.Join(sum.BoundAtOrder, ", "), strings.Join(sum.Bounds, ", "))
+		}
 		if sum.Unproven {
 			fmt.Fprintln(stdout, "WARNING: --allow-unproven was set and some orders used a bound outside its proven conditions")
 		}
 		if sum.SecureNoise {
 			fmt.Fprintln(stdout, "noise: secure (exact integer sums on a power-of-two grid, discrete Gaussian noise, discrete-Laplace PTR test)")
 		} else if sum.PrivacyRandomness != "" {
-			fmt.Fprintln(stdout, "noise: floating point (--secure-noise=false): the released values may leak through their low-order bits")
+			fmt.Fprintln(stdout, "noise: floating point (no --secure-noise): the released values may leak through their low-order bits")
 		}
 		if sum.PrivacyRandomness != "" {
 			fmt.Fprintf(stdout, "privacy randomness: %s\n", sum.PrivacyRandomness)
