@@ -15,7 +15,7 @@ import (
 
 // shortRun is a small DP-SGD run on real MNIST with the TF-Privacy CNN.
 func shortRun(t *testing.T, out string) TrainConfig {
-	c := DefaultConfig()
+	c := TrainDefaults() // float noise: its PLD is what the resume test checks
 	c.Method, c.Model, c.Dataset = "dpsgd", "tfp-cnn", "mnist"
 	c.Corruption, c.CorruptionRatio, c.TargetEpsilon, c.DynamicF = "", 0, 0, false
 	c.BatchSize, c.Sigma, c.ClipNorm, c.LR = 128, 1.1, 1, 0.15

@@ -10,11 +10,12 @@ import (
 	"syscall"
 )
 
-// lockDir takes an exclusive, non-blocking flock on <dir>/.lock and returns
+// lockDir takes an exclusive, non-blocking flock on <dir>/.cell.lock (the
+// run itself then takes <dir>/.lock, see experiments.Train) and returns
 // its release. The kernel drops the lock when the process dies, so a
 // killed or requeued Slurm task never leaves a stale lock behind.
 func lockDir(dir string) (func(), error) {
-	f, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	f, err := os.OpenFile(filepath.Join(dir, ".cell.lock"), os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("lock: %w", err)
 	}
