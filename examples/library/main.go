@@ -27,7 +27,7 @@ func main() {
 		log.Fatal(err)
 	}
 	// Poisson sampling at q = 256/60000, clipping to R = 1, DP-SGD's noisy
-	// sum and an RDP accountant; σ is calibrated so that 500 steps are
+	// sum and the PLD accountant; σ is calibrated so that 500 steps are
 	// (ε, δ) = (2, 1e-5)-DP. Give Sigma instead of TargetEpsilon to fix σ.
 	p, err := optim.MakePrivate(m, train, optim.PrivateConfig{
 		TargetEpsilon: 2, Delta: 1e-5, Steps: steps,
