@@ -431,3 +431,25 @@ func (s *secureRelease) safetyMargin(idx []int, f int) int {
 	}
 	return f
 }
+
+// secureIfAsked returns the secure release of a Gaussian-noise rule (sum,
+// tsum) when cfg asks for it, else nil.
+func secureIfAsked(cfg Config) (*secureRelease, error) {
+	if !cfg.Secure {
+		return nil, nil
+	}
+	return newSecure(cfg, false)
+}
+
+// gaussianStep is the mechanism of a Gaussian-noise rule's step: the
+// discrete Gaussian of its secure release, the Gaussian with multiplier σ,
+// or nil without noise (σ = 0).
+func gaussianStep(sec *secureRelease, sigma float64) privacy.Mechanism {
+	switch {
+	case sec != nil:
+		return sec.Mechanism()
+	case sigma > 0:
+		return privacy.Gaussian{Sigma: sigma}
+	}
+	return nil
+}

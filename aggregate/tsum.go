@@ -26,25 +26,15 @@ type TSum struct {
 
 func newTSum(cfg Config) (Aggregator, error) {
 	a := &TSum{cfg: cfg, f: cfg.F}
-	if cfg.Secure {
-		var err error
-		if a.sec, err = newSecure(cfg, false); err != nil {
-			return nil, err
-		}
+	var err error
+	if a.sec, err = secureIfAsked(cfg); err != nil {
+		return nil, err
 	}
 	return a, nil
 }
 
 // Mechanism returns the step's mechanism (nil for σ = 0).
-func (a *TSum) Mechanism() privacy.Mechanism {
-	switch {
-	case a.sec != nil:
-		return a.sec.Mechanism()
-	case a.cfg.Sigma > 0:
-		return privacy.Gaussian{Sigma: a.cfg.Sigma}
-	}
-	return nil
-}
+func (a *TSum) Mechanism() privacy.Mechanism { return gaussianStep(a.sec, a.cfg.Sigma) }
 
 // Name returns "tsum".
 func (a *TSum) Name() string { return "tsum" }
