@@ -88,7 +88,11 @@ func run(rule string, steps int, sigma, clip, coord float64, batch int, lr, delt
 			return err
 		}
 		done += n
-		fmt.Printf("step %d: batch %d, loss %.4f, ε = %.4f\n", r.Step+1, r.BatchSize, r.Loss, r.Epsilon)
+		g, err := p.Epsilon()
+		if err != nil {
+			return err
+		}
+		fmt.Printf("step %d: batch %d, loss %.4f, ε = %.4f\n", r.Step+1, r.BatchSize, r.Loss, g.Epsilon)
 	}
 	acc, err := experiments.Accuracy(m, test.X, test.Labels, test.Dim())
 	if err != nil {
@@ -102,7 +106,7 @@ func run(rule string, steps int, sigma, clip, coord float64, batch int, lr, delt
 		return fmt.Errorf("accuracy is NaN")
 	}
 	fmt.Printf("test accuracy: %.2f%% on %d MNIST test images\n", 100*acc, test.N)
-	fmt.Printf("privacy: (ε, δ) = (%.4f, %g) after %d steps at q = %.6f, σ = %g (Rényi order %g, %s conversion)\n",
-		eps.Epsilon, eps.Delta, eps.Steps, p.Q, p.Sigma, eps.Order, eps.Conversion)
+	fmt.Printf("privacy: (ε, δ) = (%.4f, %g) after %d steps at q = %.6f, σ = %g (%s accountant: %s)\n",
+		eps.Epsilon, eps.Delta, eps.Steps, p.Q, p.Sigma, eps.Accountant, eps.Detail)
 	return nil
 }
