@@ -22,8 +22,11 @@ const accountUsage = `usage: trainer account rdp|epsilon|sigma [flags]
            [--conversion mironov|bbg] [--orders LIST]; --mech ptr --direct: Theorem 4.2 + strong composition
   sigma    noise multiplier of DP-SGD:  --target-epsilon E --delta D --q Q --steps T [--conversion C] [--orders LIST]
 
---accountant pld|rdp (epsilon, sigma; default rdp) selects the accountant. pld: a privacy loss
-distribution (certified upper bound "epsilon", plus "epsilon_optimistic" and the "interval"):
+--accountant pld|rdp (epsilon, sigma) selects the accountant; the default is pld wherever the
+mechanism has a proven privacy loss distribution (gaussian with --q, laplace, sigma, --history) and no
+RDP option (--orders, --conversion, --direct, --bound, --allow-unproven) is given, else rdp; every output
+names its accountant. pld: a privacy loss distribution (certified upper bound "epsilon", plus
+"epsilon_optimistic" and the "interval"):
   epsilon --accountant pld --mech gaussian --sigma S --q Q --steps N --delta D   (--q 1: no subsampling)
   epsilon --accountant pld --mech laplace --b B [--q Q] --steps N --delta D      (sensitivity 1)
   epsilon --accountant pld --history H.json --delta D   (H.json: [{"mech":"gaussian","sigma":S,"q":Q,"steps":N}, …])
@@ -66,6 +69,7 @@ func runAccount(args []string, stdout, stderr io.Writer) int {
 	}
 	f, err := parseAccountFlags(sub, args[1:])
 	if err == nil {
+		f.accountant = defaultAccountant(sub, f)
 		err = checkAccountantFlags(sub, f)
 	}
 	if err != nil {
@@ -134,7 +138,7 @@ func parseAccountFlags(sub string, args []string) (accountFlags, error) {
 	fs.BoolVar(&f.direct, "direct", false, "ptr: Theorem 4.2 composed by strong composition")
 	fs.BoolVar(&f.allowUnproven, "allow-unproven", false, "accept bounds outside their proven conditions")
 	fs.BoolVar(&f.json, "json", false, "JSON on stdout")
-	fs.StringVar(&f.accountant, "accountant", privacy.KindRDP, "accountant: pld or rdp")
+	fs.StringVar(&f.accountant, "accountant", "", "accountant: pld or rdp (default: pld where the mechanism has a proven PLD, else rdp)")
 	fs.StringVar(&f.history, "history", "", "pld: JSON list of compositions to account")
 	fs.Float64Var(&f.interval, "interval", privacy.DefaultPLDInterval, "pld: discretization interval of the privacy loss")
 	if err := fs.Parse(args); err != nil {

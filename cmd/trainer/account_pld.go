@@ -11,6 +11,29 @@ import (
 	"github.com/privtrain/privtrain/privacy"
 )
 
+// defaultAccountant is the accountant of an account command: the one given,
+// else pld wherever the mechanism has a proven privacy loss distribution
+// (the Gaussian with a sampling rate, the Laplace mechanism, DP-SGD's σ, a
+// --history file) and no RDP-only option was given, else rdp.
+func defaultAccountant(sub string, f accountFlags) string {
+	if f.set["accountant"] {
+		return f.accountant
+	}
+	if sub == "rdp" {
+		return privacy.KindRDP
+	}
+	for _, n := range []string{"orders", "conversion", "direct", "allow-unproven", "bound"} {
+		if f.set[n] {
+			return privacy.KindRDP
+		}
+	}
+	switch {
+	case sub == "sigma", f.set["history"], f.mech == "laplace", f.mech == "gaussian" && f.set["q"]:
+		return privacy.KindPLD
+	}
+	return privacy.KindRDP
+}
+
 // checkAccountantFlags validates --accountant, --history and --interval
 // before any computation (all usage errors: exit 2).
 func checkAccountantFlags(sub string, f accountFlags) error {

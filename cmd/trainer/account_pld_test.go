@@ -44,7 +44,16 @@ func TestAccountEpsilonPLD(t *testing.T) {
 		t.Errorf("laplace b=2: ε %v", e)
 	}
 	// PLD below RDP for the same composition.
-	r := runAccountJSON(t, "epsilon", "--mech", "gaussian", "--sigma", "1.1", "--q", "0.01", "--steps", "200", "--delta", "1e-5")
+	r := runAccountJSON(t, "epsilon", "--accountant", "rdp", "--mech", "gaussian", "--sigma", "1.1", "--q", "0.01", "--steps", "200", "--delta", "1e-5")
+	if r["accountant"] != nil && r["accountant"] != "rdp" {
+		t.Errorf("--accountant rdp answered by %v", r["accountant"])
+	}
+	// Without --accountant the Gaussian with a rate gets the PLD: the same
+	// number as --accountant pld.
+	d := runAccountJSON(t, "epsilon", "--mech", "gaussian", "--sigma", "1.1", "--q", "0.01", "--steps", "200", "--delta", "1e-5")
+	if d["accountant"] != "pld" || d["epsilon"] != m["epsilon"] {
+		t.Errorf("default accountant: %v (ε %v), want pld (ε %v)", d["accountant"], d["epsilon"], m["epsilon"])
+	}
 	if !(m["epsilon"].(float64) < r["epsilon"].(float64)) {
 		t.Errorf("pld %v not below rdp %v", m["epsilon"], r["epsilon"])
 	}

@@ -97,7 +97,7 @@ func TestAccountRGMInfinity(t *testing.T) {
 
 func TestAccountEpsilon(t *testing.T) {
 	// Opacus' accountant test: q=0.04, σ=1.5, 2250 steps, δ=1e-5 → 7.32911117143.
-	m := runAccountJSON(t, "epsilon", "--mech", "gaussian", "--sigma", "1.5", "--q", "0.04", "--steps", "2250", "--delta", "1e-5")
+	m := runAccountJSON(t, "epsilon", "--accountant", "rdp", "--mech", "gaussian", "--sigma", "1.5", "--q", "0.04", "--steps", "2250", "--delta", "1e-5")
 	if e := m["epsilon"].(float64); math.Abs(e-7.32911117143) > 1e-9 || m["delta"].(float64) != 1e-5 || m["proven"] != true {
 		t.Errorf("ε = %v, %v", e, m)
 	}
@@ -141,7 +141,7 @@ func TestAccountEpsilonDirect(t *testing.T) {
 }
 
 func TestAccountSigma(t *testing.T) {
-	m := runAccountJSON(t, "sigma", "--target-epsilon", "8", "--delta", "1e-5", "--q", "0.04", "--steps", "2250")
+	m := runAccountJSON(t, "sigma", "--accountant", "rdp", "--target-epsilon", "8", "--delta", "1e-5", "--q", "0.04", "--steps", "2250")
 	sigma := m["sigma"].(float64)
 	want, err := privacy.CalibrateSigma(privacy.CalibrationRequest{TargetEpsilon: 8, Delta: 1e-5, Q: 0.04, Steps: 2250})
 	if err != nil || sigma != want || m["epsilon"].(float64) > 8 {
