@@ -339,6 +339,27 @@ type historyJSON struct {
 	Count     int64 `json:"count"`
 }
 
+// replayHistory checks a serialized history against the per-mechanism
+// counts it must sum to (want, one per distinct mechanism) and returns it
+// with the summed counts; what names the format in errors.
+func replayHistory(what string, in []historyJSON, want []int64) ([]historyEntry, []int64, error) {
+	got := make([]int64, len(want))
+	hist := make([]historyEntry, 0, len(in))
+	for i, h := range in {
+		if h.Mechanism < 0 || h.Mechanism >= len(want) || h.Count < 1 {
+			return nil, nil, fmt.Errorf("%s: history #%d: invalid entry (mechanism %d, count %d)", what, i, h.Mechanism, h.Count)
+		}
+		got[h.Mechanism] += h.Count
+		hist = append(hist, historyEntry{mech: h.Mechanism, count: h.Count})
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			return nil, nil, fmt.Errorf("%s: mechanism #%d: count %d but history sums to %d", what, i, want[i], got[i])
+		}
+	}
+	return hist, got, nil
+}
+
 // MarshalJSON writes the full history: orders, the allow-unproven option,
 // each distinct mechanism's Spec, total count and cached RDP curve (values,
 // bounds, validity), and the ordered list of compositions.
@@ -428,18 +449,18 @@ func (a *Accountant) UnmarshalJSON(data []byte) error {
 		b.index[key] = i
 		b.mechs = append(b.mechs, &composed{spec: m.Spec(), rdp: rdp})
 	}
-	for i, h := range in.History {
-		if h.Mechanism < 0 || h.Mechanism >= len(b.mechs) || h.Count < 1 {
-			return fmt.Errorf("accountant json: history #%d: invalid entry (mechanism %d, count %d)", i, h.Mechanism, h.Count)
-		}
-		b.mechs[h.Mechanism].count += h.Count
-		b.history = append(b.history, historyEntry{mech: h.Mechanism, count: h.Count})
-	}
+	want := make([]int64, len(in.Mechanisms))
 	for i, mj := range in.Mechanisms {
-		if b.mechs[i].count != mj.Count {
-			return fmt.Errorf("accountant json: mechanism #%d: count %d but history sums to %d", i, mj.Count, b.mechs[i].count)
-		}
+		want[i] = mj.Count
 	}
+	hist, got, err := replayHistory("accountant json", in.History, want)
+	if err != nil {
+		return err
+	}
+	for i, c := range got {
+		b.mechs[i].count = c
+	}
+	b.history = hist
 	*a = *b
 	return nil
 }

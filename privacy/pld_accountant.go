@@ -429,18 +429,18 @@ func (a *PLDAccountant) UnmarshalJSON(data []byte) error {
 			return fmt.Errorf("pld accountant json: mechanism #%d duplicates an earlier one", i)
 		}
 	}
-	for i, h := range in.History {
-		if h.Mechanism < 0 || h.Mechanism >= len(b.mechs) || h.Count < 1 {
-			return fmt.Errorf("pld accountant json: history #%d: invalid entry (mechanism %d, count %d)", i, h.Mechanism, h.Count)
-		}
-		b.mechs[h.Mechanism].count += h.Count
-		b.history = append(b.history, historyEntry{mech: h.Mechanism, count: h.Count})
-	}
+	want := make([]int64, len(in.Mechanisms))
 	for i, mj := range in.Mechanisms {
-		if b.mechs[i].count != mj.Count {
-			return fmt.Errorf("pld accountant json: mechanism #%d: count %d but history sums to %d", i, mj.Count, b.mechs[i].count)
-		}
+		want[i] = mj.Count
 	}
+	hist, got, err := replayHistory("pld accountant json", in.History, want)
+	if err != nil {
+		return err
+	}
+	for i, c := range got {
+		b.mechs[i].count = c
+	}
+	b.history = hist
 	*a = *b
 	return nil
 }
