@@ -340,24 +340,26 @@ type historyJSON struct {
 }
 
 // replayHistory checks a serialized history against the per-mechanism
-// counts it must sum to (want, one per distinct mechanism) and returns it
-// with the summed counts; what names the format in errors.
-func replayHistory(what string, in []historyJSON, want []int64) ([]historyEntry, []int64, error) {
+// counts it must sum to (want, one per distinct mechanism), records each
+// mechanism's count with set and returns the history; what names the
+// format in errors.
+func replayHistory(what string, in []historyJSON, want []int64, set func(i int, count int64)) ([]historyEntry, error) {
 	got := make([]int64, len(want))
 	hist := make([]historyEntry, 0, len(in))
 	for i, h := range in {
 		if h.Mechanism < 0 || h.Mechanism >= len(want) || h.Count < 1 {
-			return nil, nil, fmt.Errorf("%s: history #%d: invalid entry (mechanism %d, count %d)", what, i, h.Mechanism, h.Count)
+			return nil, fmt.Errorf("%s: history #%d: invalid entry (mechanism %d, count %d)", what, i, h.Mechanism, h.Count)
 		}
 		got[h.Mechanism] += h.Count
 		hist = append(hist, historyEntry{mech: h.Mechanism, count: h.Count})
 	}
 	for i := range want {
 		if got[i] != want[i] {
-			return nil, nil, fmt.Errorf("%s: mechanism #%d: count %d but history sums to %d", what, i, want[i], got[i])
+			return nil, fmt.Errorf("%s: mechanism #%d: count %d but history sums to %d", what, i, want[i], got[i])
 		}
+		set(i, got[i])
 	}
-	return hist, got, nil
+	return hist, nil
 }
 
 // MarshalJSON writes the full history: orders, the allow-unproven option,
@@ -453,12 +455,9 @@ func (a *Accountant) UnmarshalJSON(data []byte) error {
 	for i, mj := range in.Mechanisms {
 		want[i] = mj.Count
 	}
-	hist, got, err := replayHistory("accountant json", in.History, want)
+	hist, err := replayHistory("accountant json", in.History, want, func(i int, c int64) { b.mechs[i].count = c })
 	if err != nil {
 		return err
-	}
-	for i, c := range got {
-		b.mechs[i].count = c
 	}
 	b.history = hist
 	*a = *b

@@ -433,12 +433,9 @@ func (a *PLDAccountant) UnmarshalJSON(data []byte) error {
 	for i, mj := range in.Mechanisms {
 		want[i] = mj.Count
 	}
-	hist, got, err := replayHistory("pld accountant json", in.History, want)
+	hist, err := replayHistory("pld accountant json", in.History, want, func(i int, c int64) { b.mechs[i].count = c })
 	if err != nil {
 		return err
-	}
-	for i, c := range got {
-		b.mechs[i].count = c
 	}
 	b.history = hist
 	*a = *b
