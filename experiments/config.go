@@ -32,6 +32,10 @@ type TrainConfig struct {
 	Dataset string `json:"dataset" yaml:"dataset"`
 	DataDir string `json:"data_dir,omitempty" yaml:"data_dir,omitempty"`
 	Model   string `json:"model" yaml:"model"`
+	// Network, if set, is the network to train (networks as data, e.g.
+	// from trainer train --model-file); Model is then its name, which must
+	// not be a registered architecture.
+	Network *model.Network `json:"network,omitempty" yaml:"network,omitempty"`
 	// Method is one of Methods(): nonprivate, dpsgd, tsgd-gaussian, tsgd-ptr,
 	// nonprivate-robust.
 	Method string `json:"method" yaml:"method"`
@@ -438,8 +442,10 @@ func (c *TrainConfig) validateNames() error {
 		return bad("dataset and model are required")
 	case !contains(datasets.Names(), c.Dataset):
 		return bad("unknown dataset %q (known: %s)", c.Dataset, strings.Join(datasets.Names(), ", "))
-	case !contains(model.Archs(), c.Model):
-		return bad("unknown model %q (known: %s)", c.Model, strings.Join(model.Archs(), ", "))
+	case c.Network == nil && !contains(model.Names(), c.Model):
+		return bad("unknown model %q (known: %s)", c.Model, strings.Join(model.Names(), ", "))
+	case c.Network != nil && contains(model.Names(), c.Model):
+		return bad("model %q is a registered architecture; a network of your own needs another name", c.Model)
 	case c.Rule != "" && !contains(aggregate.Names(), c.Rule):
 		return bad("unknown rule %q (known: %s)", c.Rule, strings.Join(aggregate.Names(), ", "))
 	case c.Rule != "" && c.Method != "nonprivate-robust":
@@ -449,6 +455,11 @@ func (c *TrainConfig) validateNames() error {
 	}
 	if err := privacy.SubsampleBound(c.Bound).Validate(); err != nil {
 		return bad("%v", err)
+	}
+	if c.Network != nil {
+		if err := c.Network.Validate(); err != nil {
+			return bad("model %s: %v", c.Model, err)
+		}
 	}
 	return nil
 }

@@ -173,7 +173,7 @@ func buildPDPJob(cfg TrainConfig, ck *checkpoint) (*pdpJob, error) {
 	if err != nil {
 		return nil, err
 	}
-	j.spec = model.Spec{Arch: cfg.Model, InputShape: train.Shape, Classes: train.Classes}
+	j.spec = model.Spec{Arch: cfg.Model, InputShape: train.Shape, Classes: train.Classes, Network: cfg.Network}
 	rounds, roundSteps := pdpLength(cfg, j.q)
 	if ck == nil {
 		var ledger *pdpsgd.Ledger

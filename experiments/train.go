@@ -258,7 +258,7 @@ func buildJob(cfg TrainConfig, resume *checkpoint) (*job, error) {
 		return nil, fmt.Errorf("sampler: %w", err)
 	}
 
-	spec := model.Spec{Arch: cfg.Model, InputShape: train.Shape, Classes: train.Classes}
+	spec := model.Spec{Arch: cfg.Model, InputShape: train.Shape, Classes: train.Classes, Network: cfg.Network}
 	if cfg.Model == "logreg" {
 		spec.InputShape = []int{train.Dim()} // a dense model sees flat inputs
 	}
@@ -618,7 +618,7 @@ func (j *job) finish(steps int) (*Summary, error) {
 }
 
 func sameModelSpec(a, b model.Spec) bool {
-	if a.Arch != b.Arch || a.Classes != b.Classes || len(a.InputShape) != len(b.InputShape) {
+	if a.Arch != b.Arch || a.Classes != b.Classes || len(a.InputShape) != len(b.InputShape) || !a.Network.Equal(b.Network) {
 		return false
 	}
 	for i := range a.InputShape {

@@ -41,16 +41,21 @@ type Model interface {
 
 // Spec identifies an architecture and its shape.
 type Spec struct {
-	// Arch is the architecture name, e.g. "tfp-cnn", "pdp-cnn-mnist",
-	// "pdp-cnn-svhn", "logreg", "linreg".
+	// Arch is the architecture name: a registered one (Names: "tfp-cnn",
+	// "pdp-cnn-mnist", "pdp-cnn-svhn", "logreg", "linreg", and what
+	// Register added), or, when Network is set, a label of the user's
+	// choice that is not a registered name.
 	Arch string `json:"arch"`
 	// InputShape is (C, H, W) for images or (D) for vectors.
 	InputShape []int `json:"input_shape"`
 	// Classes is the number of classes (1 for regression).
 	Classes int `json:"classes"`
-	// L2 is the ridge penalty μ for "linreg" (loss ½(xᵀθ−y)² + (μ/2)‖θ‖²
-	// per example); 0 elsewhere.
+	// L2 is the ridge penalty μ of the squared loss ("linreg": loss
+	// ½(xᵀθ−y)² + (μ/2)‖θ‖² per example); 0 with softmax cross-entropy.
 	L2 float64 `json:"l2,omitempty"`
+	// Network, if set, is the network itself (networks as data), used
+	// instead of a registered architecture. It is saved with the model.
+	Network *Network `json:"network,omitempty"`
 }
 
 // PerExampleNormer is implemented by models that also compute the squared

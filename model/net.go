@@ -19,8 +19,10 @@ const numWorkers = 2
 // chunkSizes returns the rows per run of the large and the small graph of an
 // architecture.
 func chunkSizes(layers []layer) [2]int {
-	if layers[0].kind == layerConv {
-		return [2]int{64, 16}
+	for _, l := range layers {
+		if l.kind == layerConv {
+			return [2]int{64, 16}
+		}
 	}
 	return [2]int{256, 32}
 }
@@ -61,13 +63,13 @@ type graph struct {
 	vm       G.VM
 	pvm      G.VM // forward-only machine for Predict
 	x, y, m  []float32
-	convs    []*convOp  // per parameterised layer (nil if dense)
-	denses   []*denseOp // per parameterised layer (nil if conv)
-	dz       []*G.Node  // ∂loss/∂z per parameterised layer
-	plays    []*layer   // parameterised layers
+	convs    []*convOp      // per parameterised layer (nil if not a conv)
+	denses   []*denseOp     // per parameterised layer (nil if not dense)
+	norms    []*groupNormOp // per parameterised layer (nil if not a group norm)
+	dz       []*G.Node      // ∂loss/∂z per parameterised layer
+	plays    []*layer       // parameterised layers
 	lossOp   *lossOp
-	logits   []float32 // output buffer of the last layer
-	outDense *denseOp
+	outLayer *G.Node // the last layer's output
 }
 
 func newNet(s Spec, seed uint64) (*net, error) {
@@ -75,7 +77,7 @@ func newNet(s Spec, seed uint64) (*net, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := resolve(s, layers)
+	p, err := resolve(s, layers, loss)
 	if err != nil {
 		return nil, err
 	}
@@ -113,9 +115,13 @@ func (n *net) newGraph(size int) (*graph, error) {
 		name := fmt.Sprintf("L%d", i)
 		var err error
 		switch l.kind {
-		case layerConv, layerDense:
-			wt := tensor.New(tensor.WithShape(l.outC, l.nW/l.outC), tensor.WithBacking(n.params[l.off:l.off+l.nW]))
-			wn := G.NewMatrix(g, G.Float32, G.WithShape(l.outC, l.nW/l.outC), G.WithName(name+"W"), G.WithValue(wt))
+		case layerConv, layerDense, layerGroupNorm:
+			rows := l.outC
+			if l.kind == layerGroupNorm {
+				rows = 1 // γ as a 1 × C matrix
+			}
+			wt := tensor.New(tensor.WithShape(rows, l.nW/rows), tensor.WithBacking(n.params[l.off:l.off+l.nW]))
+			wn := G.NewMatrix(g, G.Float32, G.WithShape(rows, l.nW/rows), G.WithName(name+"W"), G.WithValue(wt))
 			et, _ := newMat(size, l.out)
 			e := G.NewMatrix(g, G.Float32, G.WithShape(size, l.out), G.WithName(name+"e"), G.WithValue(et))
 			es = append(es, e)
@@ -125,31 +131,43 @@ func (n *net) newGraph(size int) (*graph, error) {
 				args = append(args, G.NewVector(g, G.Float32, G.WithShape(l.nB), G.WithName(name+"b"), G.WithValue(bt)))
 			}
 			args = append(args, e)
-			if l.kind == layerConv {
-				op := newConvOp(name, size, l.conv, !first)
-				w.convs = append(w.convs, op)
-				w.denses = append(w.denses, nil)
-				a, err = G.ApplyOp(op, args...)
-			} else {
-				op := newDenseOp(name, size, l.in, l.outC, l.nB > 0, !first)
-				w.convs = append(w.convs, nil)
-				w.denses = append(w.denses, op)
-				w.outDense = op
-				a, err = G.ApplyOp(op, args...)
+			var conv *convOp
+			var dense *denseOp
+			var norm *groupNormOp
+			switch l.kind {
+			case layerConv:
+				conv = newConvOp(name, size, l.conv, !first)
+				a, err = G.ApplyOp(conv, args...)
+			case layerDense:
+				dense = newDenseOp(name, size, l.in, l.outC, l.nB > 0, !first)
+				a, err = G.ApplyOp(dense, args...)
+			default:
+				norm = newGroupNormOp(name, size, l.norm)
+				a, err = G.ApplyOp(norm, args...)
 			}
+			w.convs = append(w.convs, conv)
+			w.denses = append(w.denses, dense)
+			w.norms = append(w.norms, norm)
 			w.plays = append(w.plays, l)
 			first = false
 		case layerReLU:
 			a, err = G.ApplyOp(newReluOp(name, size, l.out), a)
 		case layerPool:
 			a, err = G.ApplyOp(newPoolOp(name, size, l.pool), a)
+		case layerTanh:
+			a, err = G.ApplyOp(newTanhOp(name, size, l.out), a)
+		case layerAvgPool:
+			a, err = G.ApplyOp(newAvgPoolOp(name, size, l.pool), a)
+		case layerFlatten:
+			// The activations are already one row of (H, W, C) values per
+			// example: flattening only changes the shape bookkeeping.
 		}
 		if err != nil {
 			return nil, fmt.Errorf("layer %d: %w", i, err)
 		}
 	}
 	logits := a
-	w.logits = w.outDense.outData
+	w.outLayer = logits
 	classes := n.layers[len(n.layers)-1].out
 	w.lossOp = &lossOp{opBase: opBase{name: "loss", n: size}, kind: n.loss, classes: classes, losses: make([]float32, size)}
 	cost, err := G.ApplyOp(w.lossOp, logits, y, mk)
@@ -206,6 +224,10 @@ func (w *graph) accumulate(acc []float32) error {
 		}
 		gw := acc[l.off : l.off+l.nW]
 		gb := acc[l.off+l.nW : l.off+l.nW+l.nB]
+		if o := w.norms[j]; o != nil {
+			o.addGrads(dz, w.n, gw, gb)
+			continue
+		}
 		if c := w.convs[j]; c != nil {
 			g := c.g
 			rows := w.n * g.rows()
@@ -239,6 +261,10 @@ func (w *graph) perExample(cnt, p int, grads []float32, sq []float64) error {
 		for j, l := range w.plays {
 			dz := dzs[j]
 			row := grads[i*p+l.off : i*p+l.off+l.nW+l.nB]
+			if o := w.norms[j]; o != nil {
+				o.exampleGrads(i, dzs[j], row[:l.nW], row[l.nW:])
+				continue
+			}
 			if c := w.convs[j]; c != nil {
 				g := c.g
 				L, K, C := g.rows(), g.cols(), g.outC
@@ -534,7 +560,11 @@ func (n *net) Predict(x []float32, m int, out []float32) error {
 		if err := g.pvm.RunAll(); err != nil {
 			return err
 		}
-		copy(out[start*c:(start+cnt)*c], g.logits[:cnt*c])
+		z, err := valueF32(g.outLayer)
+		if err != nil {
+			return err
+		}
+		copy(out[start*c:(start+cnt)*c], z[:cnt*c])
 		return nil
 	})
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/privtrain/privtrain/corruption"
 	"github.com/privtrain/privtrain/datasets"
 	"github.com/privtrain/privtrain/experiments"
+	"github.com/privtrain/privtrain/model"
 )
 
 // runTrain parses `trainer train` flags into a TrainConfig (defaults, then
@@ -161,6 +162,16 @@ func parseTrainFlagsFrom(args []string, base experiments.TrainConfig, stderr io.
 	if set["seed"] {
 		cfg.ReproducibleNoise = true // asked for reproducibility
 	}
+	if path := fs.Lookup("model-file").Value.String(); path != "" {
+		nw, err := model.ReadNetworkFile(path)
+		if err != nil {
+			return cfg, false, err
+		}
+		cfg.Network = &nw
+		if !set["model"] { // name the network after its file
+			cfg.Model = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+		}
+	}
 	if set["corruption"] && cfg.Corruption == "none" && !set["corruption-ratio"] {
 		cfg.CorruptionRatio = 0 // --corruption none needs no ratio
 	}
@@ -188,7 +199,8 @@ func trainFlagSet(cfg *experiments.TrainConfig, preset, config string, stderr io
 	fs.StringVar(&cfg.Rule, "rule", cfg.Rule, "aggregation rule for nonprivate-robust: "+alternatives(aggregate.Names()))
 	fs.StringVar(&cfg.Dataset, "dataset", cfg.Dataset, alternatives(datasets.Names()))
 	fs.StringVar(&cfg.DataDir, "data-dir", cfg.DataDir, "data directory (default $PRIVTRAIN_DATA; MNIST needs none)")
-	fs.StringVar(&cfg.Model, "model", cfg.Model, "tfp-cnn | pdp-cnn-mnist | pdp-cnn-svhn | logreg")
+	fs.StringVar(&cfg.Model, "model", cfg.Model, alternatives(model.Names())+" (with --model-file: the network's name)")
+	fs.String("model-file", "", "JSON or YAML network description to train instead of a registered --model (see model.Network)")
 	fs.IntVar(&cfg.BatchSize, "batch-size", cfg.BatchSize, "expected batch size (Poisson rate q = batch/N)")
 	fs.Float64Var(&cfg.SamplingRate, "q", cfg.SamplingRate, "Poisson sampling rate (overrides --batch-size)")
 	fs.Float64Var(&cfg.LR, "lr", cfg.LR, "learning rate")
