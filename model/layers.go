@@ -47,7 +47,7 @@ func Kinds() []string {
 // may be set:
 //
 //   - conv: Out ≥ 1 output channels, Kernel ≥ 1, Stride ≥ 1, 0 ≤ Pad < Kernel
-//     (zero padding), NoBias;
+//     (zero padding); convolutions always have a bias;
 //   - max-pool, avg-pool: Kernel ≥ 1, Stride ≥ 1 (no padding);
 //   - group-norm: Groups ≥ 1 dividing the channel count;
 //   - dense: Out ≥ 1 units, NoBias;
@@ -87,7 +87,7 @@ type kindInfo struct {
 }
 
 var kindInfos = map[string]kindInfo{
-	KindConv:      {out: true, kernel: true, pad: true, bias: true},
+	KindConv:      {out: true, kernel: true, pad: true},
 	KindMaxPool:   {kernel: true},
 	KindAvgPool:   {kernel: true},
 	KindReLU:      {},
@@ -155,7 +155,7 @@ func (l Layer) validate() error {
 		return fmt.Errorf("pad %d must be less than the kernel size %d", l.Pad, l.Kernel)
 	}
 	if !info.bias && l.NoBias {
-		return fmt.Errorf("%s has no bias to omit", l.Kind)
+		return fmt.Errorf("%s does not support no_bias", l.Kind)
 	}
 	return nil
 }

@@ -7,9 +7,30 @@ import "math"
 // (C, H, W) order throughout, for checking the fast implementation.
 
 type refLayer struct {
-	kind                 string // conv, pool, relu, dense
+	kind                 string // conv, pool, avgpool, relu, tanh, gn, flatten, dense
 	outC, k, stride, pad int
+	groups               int
 	bias                 bool
+}
+
+// refSpecLayers returns the reference layers of a spec: its own network's
+// (translated field by field) or the built-in listing of refArch.
+func refSpecLayers(s Spec) []refLayer {
+	if s.Network == nil {
+		return refArch(s.Arch, s.Classes)
+	}
+	kinds := map[string]string{KindConv: "conv", KindMaxPool: "pool", KindAvgPool: "avgpool", KindReLU: "relu",
+		KindTanh: "tanh", KindGroupNorm: "gn", KindFlatten: "flatten", KindDense: "dense"}
+	var r []refLayer
+	for _, l := range s.Network.Layers {
+		r = append(r, refLayer{kind: kinds[l.Kind], outC: l.Out, k: l.Kernel, stride: l.Stride, pad: l.Pad, groups: l.Groups, bias: !l.NoBias})
+	}
+	return r
+}
+
+// refSquared reports whether a spec uses the squared loss.
+func refSquared(s Spec) bool {
+	return s.Arch == "linreg" || s.Network != nil && s.Network.Loss == LossSquared
 }
 
 func refArch(arch string, classes int) []refLayer {
@@ -37,9 +58,10 @@ func refArch(arch string, classes int) []refLayer {
 
 // refForward returns the outputs of one example x (C,H,W or D).
 func refForward(s Spec, theta []float64, x []float64) []float64 {
-	layers := refArch(s.Arch, s.Classes)
+	layers := refSpecLayers(s)
 	a := append([]float64(nil), x...)
 	image := len(s.InputShape) == 3
+	conved := false // a convolution came first (flatten order (H, W, C), else (C, H, W))
 	c, h, w := 1, 1, len(x)
 	if image {
 		c, h, w = s.InputShape[0], s.InputShape[1], s.InputShape[2]
@@ -75,6 +97,64 @@ func refForward(s Spec, theta []float64, x []float64) []float64 {
 				}
 			}
 			a, c, h, w = out, l.outC, oh, ow
+			conved = true
+		case "avgpool":
+			oh, ow := (h-l.k)/l.stride+1, (w-l.k)/l.stride+1
+			out := make([]float64, c*oh*ow)
+			for ci := 0; ci < c; ci++ {
+				for i := 0; i < oh; i++ {
+					for j := 0; j < ow; j++ {
+						var m float64
+						for ki := 0; ki < l.k; ki++ {
+							for kj := 0; kj < l.k; kj++ {
+								m += a[(ci*h+i*l.stride+ki)*w+j*l.stride+kj]
+							}
+						}
+						out[(ci*oh+i)*ow+j] = m / float64(l.k*l.k)
+					}
+				}
+			}
+			a, h, w = out, oh, ow
+		case "tanh":
+			for i := range a {
+				a[i] = math.Tanh(a[i])
+			}
+		case "gn":
+			gamma, beta := theta[off:off+c], theta[off+c:off+2*c]
+			off += 2 * c
+			cs := c / l.groups
+			out := make([]float64, len(a))
+			for g := 0; g < l.groups; g++ {
+				grp := a[g*cs*h*w : (g+1)*cs*h*w] // channels g·cs … in (C, H, W) order
+				var mu, v float64
+				for _, t := range grp {
+					mu += t
+				}
+				mu /= float64(len(grp))
+				for _, t := range grp {
+					v += (t - mu) * (t - mu)
+				}
+				v /= float64(len(grp))
+				for k, t := range grp {
+					ci := g*cs + k/(h*w)
+					out[g*cs*h*w+k] = gamma[ci]*(t-mu)/math.Sqrt(v+1e-5) + beta[ci]
+				}
+			}
+			a = out
+		case "flatten":
+			if conved {
+				// Flatten in (H, W, C) order, as Keras does.
+				f := make([]float64, len(a))
+				for ci := 0; ci < c; ci++ {
+					for i := 0; i < h; i++ {
+						for j := 0; j < w; j++ {
+							f[(i*w+j)*c+ci] = a[(ci*h+i)*w+j]
+						}
+					}
+				}
+				a = f
+			}
+			image = false
 		case "pool":
 			oh, ow := (h-l.k)/l.stride+1, (w-l.k)/l.stride+1
 			out := make([]float64, c*oh*ow)
@@ -133,7 +213,7 @@ func refForward(s Spec, theta []float64, x []float64) []float64 {
 // refLoss is the per-example loss of the reference.
 func refLoss(s Spec, theta, x []float64, label int, target float64) float64 {
 	z := refForward(s, theta, x)
-	if s.Arch == "linreg" {
+	if refSquared(s) {
 		var n2 float64
 		for _, v := range theta {
 			n2 += v * v

@@ -1,0 +1,364 @@
+package model
+
+import (
+	"encoding/json"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+)
+
+// customSpecs are small networks of their own that together use every layer
+// kind; init adds them to testSpecs, so the prediction, per-example gradient
+// (batch of one, Σ rows = batch gradient) and finite-difference tests of
+// model_test.go run on them as on the built-in architectures.
+var customSpecs = []Spec{
+	{Arch: "test-every-kind", InputShape: []int{2, 9, 9}, Classes: 3, Network: &Network{Init: InitTorch, Layers: Layers{
+		{Kind: KindConv, Out: 4, Kernel: 3, Stride: 1, Pad: 1},
+		{Kind: KindGroupNorm, Groups: 2},
+		{Kind: KindTanh},
+		{Kind: KindAvgPool, Kernel: 2, Stride: 1},
+		{Kind: KindConv, Out: 6, Kernel: 3, Stride: 2},
+		{Kind: KindReLU},
+		{Kind: KindMaxPool, Kernel: 2, Stride: 1},
+		{Kind: KindFlatten},
+		{Kind: KindDense, Out: 5},
+		{Kind: KindTanh},
+		{Kind: KindDense, Out: 3},
+	}}},
+	{Arch: "test-instance-norm", InputShape: []int{1, 8, 8}, Classes: 4, Network: &Network{Layers: Layers{
+		{Kind: KindConv, Out: 6, Kernel: 3, Stride: 1},
+		{Kind: KindGroupNorm, Groups: 6},
+		{Kind: KindReLU},
+		{Kind: KindAvgPool, Kernel: 2, Stride: 2},
+		{Kind: KindFlatten},
+		{Kind: KindDense, Out: 4},
+	}}},
+	{Arch: "test-layer-norm", InputShape: []int{3, 6, 6}, Classes: 2, Network: &Network{Layers: Layers{
+		{Kind: KindTanh},
+		{Kind: KindConv, Out: 4, Kernel: 2, Stride: 2},
+		{Kind: KindGroupNorm, Groups: 1},
+		{Kind: KindFlatten},
+		{Kind: KindDense, Out: 2, NoBias: true},
+	}}},
+	{Arch: "test-mlp", InputShape: []int{2, 3, 3}, Classes: 3, Network: &Network{Init: InitTorch, Layers: Layers{
+		{Kind: KindFlatten},
+		{Kind: KindDense, Out: 7},
+		{Kind: KindTanh},
+		{Kind: KindDense, Out: 3},
+	}}},
+	{Arch: "test-tanh-regression", InputShape: []int{5}, Classes: 1, L2: 0.1, Network: &Network{Loss: LossSquared, Layers: Layers{
+		{Kind: KindDense, Out: 4, NoBias: true},
+		{Kind: KindTanh},
+		{Kind: KindDense, Out: 1},
+	}}},
+}
+
+func init() { testSpecs = append(testSpecs, customSpecs...) }
+
+// TestCustomSpecsUseEveryKind keeps customSpecs covering every layer kind.
+func TestCustomSpecsUseEveryKind(t *testing.T) {
+	seen := map[string]bool{}
+	for _, s := range customSpecs {
+		for _, l := range s.Network.Layers {
+			seen[l.Kind] = true
+		}
+	}
+	for _, k := range Kinds() {
+		if !seen[k] {
+			t.Errorf("no test network uses layer kind %s", k)
+		}
+	}
+}
+
+// TestNumParamsCustom counts the parameters of the test networks by hand.
+func TestNumParamsCustom(t *testing.T) {
+	want := map[string]int{
+		// conv 2·9·4+4, group norm 2·4, conv 4·9·6+6, dense 24·5+5, dense 5·3+3.
+		"test-every-kind": 76 + 8 + 222 + 125 + 18,
+		// conv 9·6+6, group norm 2·6, dense 54·4+4.
+		"test-instance-norm": 60 + 12 + 220,
+		// conv 4·3·4+4, group norm 2·4, dense 36·2 (no bias).
+		"test-layer-norm":      52 + 8 + 72,
+		"test-mlp":             18*7 + 7 + 7*3 + 3,
+		"test-tanh-regression": 5*4 + 4 + 1,
+	}
+	for _, s := range customSpecs {
+		m, err := New(s, 1)
+		if err != nil {
+			t.Fatalf("%s: %v", s.Arch, err)
+		}
+		if got := m.NumParams(); got != want[s.Arch] {
+			t.Errorf("%s: %d parameters, want %d", s.Arch, got, want[s.Arch])
+		}
+	}
+}
+
+// TestGroupNormInit checks γ = 1 and β = 0 whatever the network's init.
+func TestGroupNormInit(t *testing.T) {
+	m, err := New(customSpecs[0], 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := m.Params()[76 : 76+8]
+	if want := []float32{1, 1, 1, 1, 0, 0, 0, 0}; !slices.Equal(p, want) {
+		t.Errorf("group norm parameters %v, want %v", p, want)
+	}
+}
+
+func TestNetworkJSONRoundTrip(t *testing.T) {
+	for _, s := range customSpecs {
+		data, err := json.Marshal(s.Network)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := ParseNetwork(data)
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", s.Arch, err, data)
+		}
+		if !back.Equal(s.Network) {
+			t.Errorf("%s: JSON round trip %+v, want %+v", s.Arch, back, *s.Network)
+		}
+		y, err := yaml.Marshal(s.Network)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if back, err = ParseNetwork(y); err != nil || !back.Equal(s.Network) {
+			t.Errorf("%s: YAML round trip %+v (%v), want %+v\n%s", s.Arch, back, err, *s.Network, y)
+		}
+		// A spec with its network survives a JSON round trip too (the
+		// model file stores it so).
+		sj, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var s2 Spec
+		if err := json.Unmarshal(sj, &s2); err != nil || !s2.Network.Equal(s.Network) || s2.Arch != s.Arch {
+			t.Errorf("%s: spec round trip %+v (%v)", s.Arch, s2, err)
+		}
+	}
+	// Built-in specs keep their old JSON form (no network field), so old
+	// model files and checkpoints read back unchanged.
+	b, _ := json.Marshal(Spec{Arch: "tfp-cnn", InputShape: []int{1, 28, 28}, Classes: 10})
+	if want := `{"arch":"tfp-cnn","input_shape":[1,28,28],"classes":10}`; string(b) != want {
+		t.Errorf("built-in spec JSON %s, want %s", b, want)
+	}
+}
+
+func TestParseNetworkForms(t *testing.T) {
+	const js = `{"init": "torch", "layers": [
+		{"kind": "conv", "out": 4, "kernel": 3, "stride": 1, "pad": 1},
+		{"kind": "relu"}, {"kind": "max-pool", "kernel": 2, "stride": 2},
+		{"kind": "flatten"}, {"kind": "dense", "out": 10}]}`
+	const ym = `init: torch
+layers:
+  - {kind: conv, out: 4, kernel: 3, stride: 1, pad: 1}
+  - kind: relu
+  - {kind: max-pool, kernel: 2, stride: 2}
+  - kind: flatten
+  - {kind: dense, out: 10}
+`
+	want := Network{Init: InitTorch, Layers: Layers{
+		{Kind: KindConv, Out: 4, Kernel: 3, Stride: 1, Pad: 1}, {Kind: KindReLU},
+		{Kind: KindMaxPool, Kernel: 2, Stride: 2}, {Kind: KindFlatten}, {Kind: KindDense, Out: 10},
+	}}
+	for name, data := range map[string]string{"json": js, "yaml": ym} {
+		got, err := ParseNetwork([]byte(data))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !got.Equal(&want) {
+			t.Errorf("%s: got %+v, want %+v", name, got, want)
+		}
+	}
+}
+
+func TestNetworkErrors(t *testing.T) {
+	mnist := []int{1, 28, 28}
+	conv := Layer{Kind: KindConv, Out: 4, Kernel: 3, Stride: 1}
+	flat := Layer{Kind: KindFlatten}
+	out := func(n int) Layer { return Layer{Kind: KindDense, Out: n} }
+	for _, tc := range []struct {
+		name  string
+		shape []int
+		nw    Network
+		want  string // in the error
+	}{
+		{"unknown kind", mnist, Network{Layers: Layers{{Kind: "lstm"}}},
+			`unknown layer kind "lstm" (known: conv, max-pool, avg-pool, relu, tanh, group-norm, flatten, dense)`},
+		{"no layers", mnist, Network{}, "no layers"},
+		{"unknown init", mnist, Network{Init: "he", Layers: Layers{flat, out(10)}}, `unknown init "he"`},
+		{"unknown loss", mnist, Network{Loss: "hinge", Layers: Layers{flat, out(10)}}, `unknown loss "hinge"`},
+		{"zero kernel", mnist, Network{Layers: Layers{{Kind: KindConv, Out: 4, Stride: 1}, flat, out(10)}}, "kernel must be in [1,"},
+		{"zero stride", mnist, Network{Layers: Layers{{Kind: KindConv, Out: 4, Kernel: 3}, flat, out(10)}}, "stride must be in [1,"},
+		{"negative pad", mnist, Network{Layers: Layers{{Kind: KindConv, Out: 4, Kernel: 3, Stride: 1, Pad: -1}, flat, out(10)}}, "pad must be in [0,"},
+		{"pad ≥ kernel", mnist, Network{Layers: Layers{{Kind: KindConv, Out: 4, Kernel: 3, Stride: 1, Pad: 3}, flat, out(10)}}, "pad 3 must be less than the kernel size 3"},
+		{"no out", mnist, Network{Layers: Layers{flat, {Kind: KindDense}}}, "out must be in [1,"},
+		{"pool padding", mnist, Network{Layers: Layers{conv, {Kind: KindMaxPool, Kernel: 2, Stride: 2, Pad: 1}, flat, out(10)}}, "max-pool takes no pad"},
+		{"relu kernel", mnist, Network{Layers: Layers{{Kind: KindReLU, Kernel: 2}, flat, out(10)}}, "relu takes no kernel"},
+		{"conv no_bias", mnist, Network{Layers: Layers{{Kind: KindConv, Out: 4, Kernel: 3, Stride: 1, NoBias: true}, flat, out(10)}}, "conv does not support no_bias"},
+		{"no groups", mnist, Network{Layers: Layers{conv, {Kind: KindGroupNorm}, flat, out(10)}}, "groups must be in [1,"},
+		{"groups do not divide", mnist, Network{Layers: Layers{conv, {Kind: KindGroupNorm, Groups: 3}, flat, out(10)}}, "3 groups do not divide 4 channels"},
+		{"kernel too big", []int{1, 4, 4}, Network{Layers: Layers{{Kind: KindConv, Out: 4, Kernel: 5, Stride: 1}, flat, out(10)}}, "input too small: conv 5×5"},
+		{"pool too big", []int{1, 4, 4}, Network{Layers: Layers{conv, {Kind: KindAvgPool, Kernel: 3, Stride: 1}, flat, out(10)}}, "input too small: pool 3×3 sees 2×2"},
+		{"pool before conv", mnist, Network{Layers: Layers{{Kind: KindMaxPool, Kernel: 2, Stride: 2}, flat, out(10)}}, "pooling must follow a convolution"},
+		{"norm before conv", mnist, Network{Layers: Layers{{Kind: KindGroupNorm, Groups: 1}, flat, out(10)}}, "group norm must follow a convolution"},
+		{"dense on image", mnist, Network{Layers: Layers{conv, out(10)}}, "needs a flatten first"},
+		{"conv on flat", mnist, Network{Layers: Layers{flat, conv, out(10)}}, "its input is flat"},
+		{"conv on vector", []int{784}, Network{Layers: Layers{conv, flat, out(10)}}, "its input is flat"},
+		{"flatten twice", mnist, Network{Layers: Layers{flat, flat, out(10)}}, "already flat"},
+		{"ends on image", mnist, Network{Layers: Layers{conv}}, "ends on an image"},
+		{"wrong class count", mnist, Network{Layers: Layers{flat, out(7)}}, "outputs 7 values per example, but the spec has 10 classes"},
+		{"no parameters", mnist, Network{Layers: Layers{{Kind: KindReLU}, flat}}, "no parameters"},
+		{"squared loss, 10 classes", mnist, Network{Loss: LossSquared, Layers: Layers{flat, out(10)}}, "needs Classes = 1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			nw := tc.nw
+			_, err := New(Spec{Arch: "mine", InputShape: tc.shape, Classes: 10, Network: &nw}, 1)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+	// A network of one's own may not take a registered name, and needs one.
+	nw := Network{Layers: Layers{flat, out(10)}}
+	for _, name := range []string{"tfp-cnn", ""} {
+		if _, err := New(Spec{Arch: name, InputShape: mnist, Classes: 10, Network: &nw}, 1); err == nil {
+			t.Errorf("network named %q accepted", name)
+		}
+	}
+	// Misspelt fields and trailing data are errors, in JSON and YAML.
+	for _, bad := range []string{
+		`{"layers": [{"kind": "dense", "outs": 10}]}`,
+		`{"layers": [{"kind": "dense", "out": 10}]} {}`,
+		"layers:\n  - {kind: dense, outs: 10}\n",
+		`{"layers": []}`,
+	} {
+		if _, err := ParseNetwork([]byte(bad)); err == nil {
+			t.Errorf("ParseNetwork(%q): no error", bad)
+		}
+	}
+}
+
+// registerOnce registers the test architecture once (go test -count=N runs
+// tests repeatedly in one process).
+var registerOnce = func() func() {
+	done := false
+	return func() {
+		if !done {
+			Register("test-registered-mlp", func(s Spec) (Network, error) {
+				if s.Classes > 100 {
+					return Network{}, errTestClasses
+				}
+				l := Layers{{Kind: KindDense, Out: 8}, {Kind: KindTanh}, {Kind: KindDense, Out: s.Classes}}
+				if len(s.InputShape) == 3 {
+					l = append(Layers{{Kind: KindFlatten}}, l...)
+				}
+				return Network{Init: InitTorch, Layers: l}, nil
+			})
+			done = true
+		}
+	}
+}()
+
+var errTestClasses = errors.New("test: at most 100 classes")
+
+func TestRegister(t *testing.T) {
+	registerOnce()
+	names := Names()
+	if !slices.IsSorted(names) {
+		t.Errorf("Names not sorted: %v", names)
+	}
+	for _, want := range []string{"linreg", "logreg", "pdp-cnn-mnist", "pdp-cnn-svhn", "test-registered-mlp", "tfp-cnn"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("Names %v lacks %s", names, want)
+		}
+	}
+	m, err := New(Spec{Arch: "test-registered-mlp", InputShape: []int{6}, Classes: 3}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := m.NumParams(), 6*8+8+8*3+3; got != want {
+		t.Errorf("NumParams %d, want %d", got, want)
+	}
+	if _, err := New(Spec{Arch: "test-registered-mlp", InputShape: []int{6}, Classes: 101}, 1); err == nil || !strings.Contains(err.Error(), "at most 100 classes") {
+		t.Errorf("builder error not passed on: %v", err)
+	}
+	_, err = New(Spec{Arch: "resnet", InputShape: []int{6}, Classes: 3}, 1)
+	if err == nil || !strings.Contains(err.Error(), "test-registered-mlp") || !strings.Contains(err.Error(), "tfp-cnn") {
+		t.Errorf("unknown-name error does not list the registered names: %v", err)
+	}
+	for _, bad := range []func(){
+		func() { Register("tfp-cnn", func(Spec) (Network, error) { return Network{}, nil }) },
+		func() { Register("", func(Spec) (Network, error) { return Network{}, nil }) },
+		func() { Register("x-nil", nil) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Error("bad Register did not panic")
+				}
+			}()
+			bad()
+		}()
+	}
+}
+
+// TestSaveLoadCustom saves and loads a model of its own network.
+func TestSaveLoadCustom(t *testing.T) {
+	s := customSpecs[0]
+	m := perturbed(t, s, 2)
+	path := filepath.Join(t.TempDir(), "m.bin")
+	if err := Save(path, m); err != nil {
+		t.Fatal(err)
+	}
+	back, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !back.Spec().Network.Equal(s.Network) || !slices.Equal(back.Params(), m.Params()) {
+		t.Fatalf("loaded %+v differs", back.Spec())
+	}
+	b := randomBatch(s, 5, rand.New(rand.NewPCG(1, 1)))
+	o1, o2 := make([]float32, 5*s.Classes), make([]float32, 5*s.Classes)
+	if err := m.Predict(b.X, 5, o1); err != nil {
+		t.Fatal(err)
+	}
+	if err := back.Predict(b.X, 5, o2); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(o1, o2) {
+		t.Errorf("predictions differ after load: %v vs %v", o1, o2)
+	}
+}
+
+// TestReadNetworkFile reads the example network of testdata.
+func TestReadNetworkFile(t *testing.T) {
+	nw, err := ReadNetworkFile(filepath.Join("testdata", "mnist-gn.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(Spec{Arch: "mnist-gn", InputShape: []int{1, 28, 28}, Classes: 10, Network: &nw}, 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadNetworkFile(filepath.Join("testdata", "missing.json")); err == nil || !os.IsNotExist(unwrapAll(err)) {
+		t.Errorf("missing file: %v", err)
+	}
+	_ = math.Pi
+}
+
+func unwrapAll(err error) error {
+	for {
+		u, ok := err.(interface{ Unwrap() error })
+		if !ok {
+			return err
+		}
+		err = u.Unwrap()
+	}
+}
