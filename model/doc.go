@@ -5,6 +5,30 @@
 // loss and gradients (summed over the batch, or one flat vector per example,
 // all parameters in one fixed order) and applies updates.
 //
+// # Networks as data
+//
+// A Network is a sequential list of layers (Layers, kinds Kinds(): conv,
+// max-pool, avg-pool, relu, tanh, group-norm, flatten, dense) with an
+// initialisation (InitGlorot, InitTorch, InitZero) and a loss
+// (LossSoftmaxCE, LossSquared); it is a Go value with a JSON and YAML form
+// (ParseNetwork, ReadNetworkFile; unknown fields are errors). New checks it
+// against the spec — kernel, stride and padding ranges, shapes that fit,
+// group counts dividing the channels, a flatten before the first dense
+// layer on images, pooling and group norm only after a convolution (before
+// one, images are in (C, H, W) order), the output size equal to Classes —
+// and says which layer is wrong. Group norm (ε = 1e-5, γ = 1 and β = 0
+// initially whatever the init) normalises each example's group of
+// channels over its positions and has per-channel γ and β, whose exact
+// per-example gradients are Σ ∂ℓ/∂z·x̂ and Σ ∂ℓ/∂z. Flatten only changes
+// the shape bookkeeping: activations are already one row per example, in
+// (H, W, C) order after a convolution and in the input's (C, H, W) order
+// before one.
+//
+// Architectures are registered by name (Register, like database/sql
+// drivers; Names lists them); a Spec names one in Arch, or carries its own
+// Network (Arch is then a label that is not a registered name). The
+// built-in architectures below are registered descriptions.
+//
 // # Architectures
 //
 // New builds, for Spec.Arch:
@@ -37,7 +61,8 @@
 //
 // # Parameter order
 //
-// Layers come in order, each as its kernel then its bias. A convolution
+// Layers come in order, each as its kernel then its bias (group norm: γ
+// then β). A convolution
 // kernel is laid out (out channel, kernel row, kernel column, in channel); a
 // dense kernel (out, in). Images are (C, H, W) per example in Batch.X, but
 // activations after the first convolution are (H, W, C), so flattening for
@@ -49,8 +74,8 @@
 // a large and a small one (64 and 16 examples for CNNs, 256 and 32
 // otherwise) for each of two workers, built once from the package's own Ops:
 // convolution as im2col into a preallocated buffer plus one sgemm,
-// branch-free max-pooling, ReLU, dense layers and a masked loss, each with
-// its symbolic derivative. Ops own their output buffers, so steps allocate
+// branch-free max-pooling, average pooling, ReLU, tanh, group norm, dense
+// layers and a masked loss, each with its symbolic derivative. Ops own their output buffers, so steps allocate
 // only Gorgonia's small per-instruction bookkeeping. A batch of any size
 // (including 0) is cut into large chunks and a remainder of small ones, the
 // last zero-padded and masked out of the loss; the chunks are dealt to the
@@ -61,7 +86,7 @@
 // its output z, Gorgonia differentiates the loss with respect to the e's, and
 // each example's weight gradient is then the product of its ∂ℓ/∂z with its
 // layer input (dense) or unfolded patches (convolution), one small sgemm per
-// example and layer. BatchGrad forms the same products summed over the chunk
+// example and layer, or of its normalised input x̂ (group norm). BatchGrad forms the same products summed over the chunk
 // as one sgemm. Both are exact, not approximations.
 //
 // Matrix products go through Go-assembly micro-kernels: an AVX-512 8×32
