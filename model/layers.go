@@ -179,7 +179,8 @@ func ParseNetwork(data []byte) (Network, error) {
 		dec := yaml.NewDecoder(bytes.NewReader(trimmed))
 		dec.KnownFields(true)
 		if err := dec.Decode(&n); err != nil {
-			return Network{}, fmt.Errorf("model: network YAML: %w", err)
+			// yaml.v3 lists its errors on several lines: keep one line.
+			return Network{}, fmt.Errorf("model: network YAML: %s", strings.Join(strings.Fields(err.Error()), " "))
 		}
 	}
 	if err := n.Validate(); err != nil {

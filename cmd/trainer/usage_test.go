@@ -11,6 +11,7 @@ import (
 	"github.com/privtrain/privtrain/corruption"
 	"github.com/privtrain/privtrain/datasets"
 	"github.com/privtrain/privtrain/experiments"
+	"github.com/privtrain/privtrain/model"
 )
 
 func TestVersionString(t *testing.T) {
@@ -67,6 +68,7 @@ func TestTrainHelpFromRegistries(t *testing.T) {
 		"--corruption": corruption.Kinds(),
 		"--method":     experiments.Methods(),
 		"--preset":     presetNames(),
+		"--model":      model.Names(),
 	} {
 		i := strings.Index(help, "\n  "+flag+" ")
 		if i < 0 {
