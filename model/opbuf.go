@@ -19,18 +19,23 @@ func newOutBuf(rows, cols int) outBuf {
 	return outBuf{out: t, data: d}
 }
 
+// dest is dest for the op's own buffer.
+func (b *outBuf) dest(p G.Value) (G.Value, []float32) { return dest(p, b.out, b.data) }
+
 // dest returns where an op writes its result: the preallocated value p if
-// it is a float32 tensor of the output's shape (Gorgonia's UsePreallocDoer
-// contract), else the op's own buffer. In the compiled programs every node
-// has its own register, so p is the value the op returned on the previous
-// run.
-func (b *outBuf) dest(p G.Value) (G.Value, []float32) {
-	if t, ok := p.(*tensor.Dense); ok && t != b.out && t.Dtype() == tensor.Float32 && t.Shape().Eq(b.out.Shape()) && t.IsNativelyAccessible() {
-		if d := t.Float32s(); len(d) == len(b.data) {
+// it is a float32 tensor in Go memory of the output's shape (Gorgonia's
+// UsePreallocDoer contract), else the op's own buffer own (data ownData).
+// In the compiled programs every node has its own register, so p is the
+// value the op returned on the previous run, that is own: the results, and
+// the buffers read after a run (dense layer inputs, ∂loss/∂z, outputs
+// through node values), do not depend on which one is written.
+func dest(p G.Value, own *tensor.Dense, ownData []float32) (G.Value, []float32) {
+	if t, ok := p.(*tensor.Dense); ok && t != own && t.Dtype() == tensor.Float32 && t.Shape().Eq(own.Shape()) && t.IsNativelyAccessible() {
+		if d := t.Float32s(); len(d) == len(ownData) {
 			return t, d
 		}
 	}
-	return b.out, b.data
+	return own, ownData
 }
 
 // valueF32 returns the float32 data of a node's value after a run.

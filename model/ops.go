@@ -5,7 +5,6 @@ import (
 	"hash"
 	"hash/fnv"
 	"math"
-	"unsafe"
 
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
@@ -45,20 +44,34 @@ var (
 	vecT = G.TensorType{Dims: 1, Of: G.Float32}
 )
 
-// f32s returns the float32 data of a Gorgonia value without copying or
-// allocating (tensor.Dense.Data allocates through reflection).
+// f32s returns the float32 data of a Gorgonia tensor without copying or
+// allocating (through tensor.Dense's typed accessor; Data would allocate
+// through reflection).
 func f32s(v G.Value) ([]float32, error) {
-	switch t := v.(type) {
-	case *tensor.Dense:
-		if t.Dtype() != tensor.Float32 {
-			return nil, fmt.Errorf("model: expected float32 tensor, got %v", t.Dtype())
-		}
-		raw := t.Header.Raw
-		return unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(raw))), len(raw)/4), nil
-	case *G.F32:
-		return unsafe.Slice((*float32)(t), 1), nil
+	t, ok := v.(*tensor.Dense)
+	if !ok {
+		return nil, fmt.Errorf("model: expected a tensor, got %T", v)
 	}
-	return nil, fmt.Errorf("model: unexpected value type %T", v)
+	if t.Dtype() != tensor.Float32 || !t.IsNativelyAccessible() {
+		return nil, fmt.Errorf("model: expected a float32 tensor in Go memory, got %v", t.Dtype())
+	}
+	return t.Float32s(), nil
+}
+
+// scalarF32 returns the value of a float32 scalar (a Gorgonia F32 or a
+// one-element tensor).
+func scalarF32(v G.Value) (float32, error) {
+	if s, ok := v.(*G.F32); ok {
+		return float32(*s), nil
+	}
+	d, err := f32s(v)
+	if err != nil {
+		return 0, err
+	}
+	if len(d) != 1 {
+		return 0, fmt.Errorf("model: expected a scalar, got %d values", len(d))
+	}
+	return d[0], nil
 }
 
 // inputsF32 returns the data of want (≤ 4) inputs.
@@ -110,7 +123,11 @@ func (o *convOp) Type() hm.Type {
 func (o *convOp) InferShape(...G.DimSizer) (tensor.Shape, error) {
 	return tensor.Shape{o.n, o.g.outSize()}, nil
 }
-func (o *convOp) Do(in ...G.Value) (G.Value, error) {
+func (o *convOp) Do(in ...G.Value) (G.Value, error) { return o.UsePreallocDo(nil, in...) }
+
+// UsePreallocDo writes the result into p when p fits (see dest).
+func (o *convOp) UsePreallocDo(p G.Value, in ...G.Value) (G.Value, error) {
+	out, outData := dest(p, o.out, o.outData)
 	d, err := inputsF32(4, in)
 	if err != nil {
 		return nil, err
@@ -123,7 +140,7 @@ func (o *convOp) Do(in ...G.Value) (G.Value, error) {
 		a = o.hwc
 	}
 	g.im2col(a, o.n, o.cols)
-	z := o.outData
+	z := outData
 	for r := 0; r < o.n*L; r++ {
 		row := z[r*C : (r+1)*C]
 		copy(row, b)
@@ -134,10 +151,9 @@ func (o *convOp) Do(in ...G.Value) (G.Value, error) {
 	}
 	transpose(w, C, K, o.wt)
 	gemm(false, false, o.n*L, C, K, 1, o.cols, K, o.wt, C, 1, z, C)
-	return o.out, nil
+	return out, nil
 }
-func (o *convOp) UsePreallocDo(_ G.Value, in ...G.Value) (G.Value, error) { return o.Do(in...) }
-func (o *convOp) DiffWRT(int) []bool                                      { return []bool{o.needDA, false, false, true} }
+func (o *convOp) DiffWRT(int) []bool { return []bool{o.needDA, false, false, true} }
 func (o *convOp) SymDiff(in G.Nodes, _, grad *G.Node) (G.Nodes, error) {
 	var da *G.Node
 	if o.needDA {
@@ -165,7 +181,11 @@ func (o *convBackOp) Type() hm.Type { return hm.NewFnType(matT, matT, matT) }
 func (o *convBackOp) InferShape(...G.DimSizer) (tensor.Shape, error) {
 	return tensor.Shape{o.n, o.conv.g.inSize()}, nil
 }
-func (o *convBackOp) Do(in ...G.Value) (G.Value, error) {
+func (o *convBackOp) Do(in ...G.Value) (G.Value, error) { return o.UsePreallocDo(nil, in...) }
+
+// UsePreallocDo writes the result into p when p fits (see dest).
+func (o *convBackOp) UsePreallocDo(p G.Value, in ...G.Value) (G.Value, error) {
+	out, outData := dest(p, o.out, o.outData)
 	d, err := inputsF32(2, in)
 	if err != nil {
 		return nil, err
@@ -173,10 +193,9 @@ func (o *convBackOp) Do(in ...G.Value) (G.Value, error) {
 	g := o.conv.g
 	K, L, C := g.cols(), g.rows(), g.outC
 	gemm(false, false, o.n*L, K, C, 1, d[0], C, d[1], K, 0, o.conv.dcols, K)
-	g.col2im(o.conv.dcols, o.n, o.outData)
-	return o.out, nil
+	g.col2im(o.conv.dcols, o.n, outData)
+	return out, nil
 }
-func (o *convBackOp) UsePreallocDo(_ G.Value, in ...G.Value) (G.Value, error) { return o.Do(in...) }
 
 // denseOp is z = a·Wᵀ (+ b) + e with W stored out × in.
 type denseOp struct {
@@ -212,13 +231,17 @@ func (o *denseOp) Type() hm.Type {
 func (o *denseOp) InferShape(...G.DimSizer) (tensor.Shape, error) {
 	return tensor.Shape{o.n, o.outN}, nil
 }
-func (o *denseOp) Do(in ...G.Value) (G.Value, error) {
+func (o *denseOp) Do(in ...G.Value) (G.Value, error) { return o.UsePreallocDo(nil, in...) }
+
+// UsePreallocDo writes the result into p when p fits (see dest).
+func (o *denseOp) UsePreallocDo(p G.Value, in ...G.Value) (G.Value, error) {
+	out, outData := dest(p, o.out, o.outData)
 	d, err := inputsF32(o.Arity(), in)
 	if err != nil {
 		return nil, err
 	}
 	a, w, e := d[0], d[1], d[o.Arity()-1]
-	z := o.outData
+	z := outData
 	copy(z, e[:len(z)])
 	if o.bias {
 		b := d[2]
@@ -236,9 +259,8 @@ func (o *denseOp) Do(in ...G.Value) (G.Value, error) {
 		gemm(false, true, o.n, o.outN, o.in, 1, a, o.in, w, o.in, 1, z, o.outN)
 	}
 	o.lastA = a
-	return o.out, nil
+	return out, nil
 }
-func (o *denseOp) UsePreallocDo(_ G.Value, in ...G.Value) (G.Value, error) { return o.Do(in...) }
 func (o *denseOp) DiffWRT(n int) []bool {
 	r := make([]bool, n)
 	r[0] = o.needDA
@@ -272,16 +294,19 @@ func (o *denseBackOp) Type() hm.Type { return hm.NewFnType(matT, matT, matT) }
 func (o *denseBackOp) InferShape(...G.DimSizer) (tensor.Shape, error) {
 	return tensor.Shape{o.n, o.dense.in}, nil
 }
-func (o *denseBackOp) Do(in ...G.Value) (G.Value, error) {
+func (o *denseBackOp) Do(in ...G.Value) (G.Value, error) { return o.UsePreallocDo(nil, in...) }
+
+// UsePreallocDo writes the result into p when p fits (see dest).
+func (o *denseBackOp) UsePreallocDo(p G.Value, in ...G.Value) (G.Value, error) {
+	out, outData := dest(p, o.out, o.outData)
 	d, err := inputsF32(2, in)
 	if err != nil {
 		return nil, err
 	}
 	dn := o.dense
-	gemm(false, false, o.n, dn.in, dn.outN, 1, d[0], dn.outN, d[1], dn.in, 0, o.outData, dn.in)
-	return o.out, nil
+	gemm(false, false, o.n, dn.in, dn.outN, 1, d[0], dn.outN, d[1], dn.in, 0, outData, dn.in)
+	return out, nil
 }
-func (o *denseBackOp) UsePreallocDo(_ G.Value, in ...G.Value) (G.Value, error) { return o.Do(in...) }
 
 // reluOp is y = max(a, 0).
 type reluOp struct {
@@ -302,19 +327,22 @@ func (o *reluOp) Type() hm.Type { return hm.NewFnType(matT, matT) }
 func (o *reluOp) InferShape(...G.DimSizer) (tensor.Shape, error) {
 	return tensor.Shape{o.n, o.size}, nil
 }
-func (o *reluOp) Do(in ...G.Value) (G.Value, error) {
+func (o *reluOp) Do(in ...G.Value) (G.Value, error) { return o.UsePreallocDo(nil, in...) }
+
+// UsePreallocDo writes the result into p when p fits (see dest).
+func (o *reluOp) UsePreallocDo(p G.Value, in ...G.Value) (G.Value, error) {
+	out, outData := dest(p, o.out, o.outData)
 	d, err := inputsF32(1, in)
 	if err != nil {
 		return nil, err
 	}
-	y := o.outData
+	y := outData
 	for i, v := range d[0][:len(y)] {
 		y[i] = max(v, 0)
 	}
-	return o.out, nil
+	return out, nil
 }
-func (o *reluOp) UsePreallocDo(_ G.Value, in ...G.Value) (G.Value, error) { return o.Do(in...) }
-func (o *reluOp) DiffWRT(int) []bool                                      { return []bool{true} }
+func (o *reluOp) DiffWRT(int) []bool { return []bool{true} }
 func (o *reluOp) SymDiff(_ G.Nodes, out, grad *G.Node) (G.Nodes, error) {
 	bo := &reluBackOp{opBase: opBase{name: o.name + "/dA", n: o.n}, size: o.size}
 	bo.out, bo.outData = newMat(o.n, o.size)
@@ -338,7 +366,11 @@ func (o *reluBackOp) Type() hm.Type { return hm.NewFnType(matT, matT, matT) }
 func (o *reluBackOp) InferShape(...G.DimSizer) (tensor.Shape, error) {
 	return tensor.Shape{o.n, o.size}, nil
 }
-func (o *reluBackOp) Do(in ...G.Value) (G.Value, error) {
+func (o *reluBackOp) Do(in ...G.Value) (G.Value, error) { return o.UsePreallocDo(nil, in...) }
+
+// UsePreallocDo writes the result into p when p fits (see dest).
+func (o *reluBackOp) UsePreallocDo(p G.Value, in ...G.Value) (G.Value, error) {
+	out, outData := dest(p, o.out, o.outData)
 	d, err := inputsF32(2, in)
 	if err != nil {
 		return nil, err
@@ -346,14 +378,13 @@ func (o *reluBackOp) Do(in ...G.Value) (G.Value, error) {
 	// y = max(a, 0) ≥ +0, so y > 0 iff its bits are non-zero; the mask
 	// avoids a data-dependent branch.
 	y, dy := d[0], d[1]
-	y, dy = y[:len(o.outData)], dy[:len(o.outData)]
-	for i := range o.outData {
+	y, dy = y[:len(outData)], dy[:len(outData)]
+	for i := range outData {
 		m := -int32(math.Float32bits(y[i])) >> 31
-		o.outData[i] = math.Float32frombits(math.Float32bits(dy[i]) & uint32(m))
+		outData[i] = math.Float32frombits(math.Float32bits(dy[i]) & uint32(m))
 	}
-	return o.out, nil
+	return out, nil
 }
-func (o *reluBackOp) UsePreallocDo(_ G.Value, in ...G.Value) (G.Value, error) { return o.Do(in...) }
 
 // poolOp is 2-D max pooling on (H, W, C) rows.
 type poolOp struct {
@@ -378,16 +409,19 @@ func (o *poolOp) Type() hm.Type { return hm.NewFnType(matT, matT) }
 func (o *poolOp) InferShape(...G.DimSizer) (tensor.Shape, error) {
 	return tensor.Shape{o.n, o.g.outSize()}, nil
 }
-func (o *poolOp) Do(in ...G.Value) (G.Value, error) {
+func (o *poolOp) Do(in ...G.Value) (G.Value, error) { return o.UsePreallocDo(nil, in...) }
+
+// UsePreallocDo writes the result into p when p fits (see dest).
+func (o *poolOp) UsePreallocDo(p G.Value, in ...G.Value) (G.Value, error) {
+	out, outData := dest(p, o.out, o.outData)
 	d, err := inputsF32(1, in)
 	if err != nil {
 		return nil, err
 	}
-	o.g.forward(d[0], o.n, o.outData, o.arg, o.offs)
-	return o.out, nil
+	o.g.forward(d[0], o.n, outData, o.arg, o.offs)
+	return out, nil
 }
-func (o *poolOp) UsePreallocDo(_ G.Value, in ...G.Value) (G.Value, error) { return o.Do(in...) }
-func (o *poolOp) DiffWRT(int) []bool                                      { return []bool{true} }
+func (o *poolOp) DiffWRT(int) []bool { return []bool{true} }
 func (o *poolOp) SymDiff(_ G.Nodes, out, grad *G.Node) (G.Nodes, error) {
 	bo := &poolBackOp{opBase: opBase{name: o.name + "/dA", n: o.n}, pool: o}
 	bo.out, bo.outData = newMat(o.n, o.g.inSize())
@@ -411,15 +445,18 @@ func (o *poolBackOp) Type() hm.Type { return hm.NewFnType(matT, matT) }
 func (o *poolBackOp) InferShape(...G.DimSizer) (tensor.Shape, error) {
 	return tensor.Shape{o.n, o.pool.g.inSize()}, nil
 }
-func (o *poolBackOp) Do(in ...G.Value) (G.Value, error) {
+func (o *poolBackOp) Do(in ...G.Value) (G.Value, error) { return o.UsePreallocDo(nil, in...) }
+
+// UsePreallocDo writes the result into p when p fits (see dest).
+func (o *poolBackOp) UsePreallocDo(p G.Value, in ...G.Value) (G.Value, error) {
+	out, outData := dest(p, o.out, o.outData)
 	d, err := inputsF32(1, in)
 	if err != nil {
 		return nil, err
 	}
-	o.pool.g.backward(d[0], o.pool.arg, o.n, o.outData)
-	return o.out, nil
+	o.pool.g.backward(d[0], o.pool.arg, o.n, outData)
+	return out, nil
 }
-func (o *poolBackOp) UsePreallocDo(_ G.Value, in ...G.Value) (G.Value, error) { return o.Do(in...) }
 
 // Loss kinds.
 const (
@@ -479,6 +516,17 @@ func (o *lossOp) Do(in ...G.Value) (G.Value, error) {
 	o.val = G.F32(sum)
 	return &o.val, nil
 }
+
+// UsePreallocDo writes the loss into p if p is a float32 scalar, else
+// returns the op's own.
+func (o *lossOp) UsePreallocDo(p G.Value, in ...G.Value) (G.Value, error) {
+	v, err := o.Do(in...)
+	if s, ok := p.(*G.F32); ok && err == nil && s != &o.val {
+		*s = o.val
+		return s, nil
+	}
+	return v, err
+}
 func (o *lossOp) DiffWRT(int) []bool { return []bool{true, false, false} }
 func (o *lossOp) SymDiff(in G.Nodes, _, grad *G.Node) (G.Nodes, error) {
 	bo := &lossBackOp{opBase: opBase{name: o.name + "/dZ", n: o.n}, loss: o}
@@ -504,15 +552,26 @@ func (o *lossBackOp) Type() hm.Type { return hm.NewFnType(matT, vecT, vecT, G.Fl
 func (o *lossBackOp) InferShape(...G.DimSizer) (tensor.Shape, error) {
 	return tensor.Shape{o.n, o.loss.classes}, nil
 }
-func (o *lossBackOp) Do(in ...G.Value) (G.Value, error) {
-	d, err := inputsF32(4, in)
+func (o *lossBackOp) Do(in ...G.Value) (G.Value, error) { return o.UsePreallocDo(nil, in...) }
+
+// UsePreallocDo writes the result into p when p fits (see dest).
+func (o *lossBackOp) UsePreallocDo(p G.Value, in ...G.Value) (G.Value, error) {
+	out, outData := dest(p, o.out, o.outData)
+	if len(in) != 4 {
+		return nil, fmt.Errorf("model: op expects 4 inputs, got %d", len(in))
+	}
+	d, err := inputsF32(3, in[:3])
 	if err != nil {
 		return nil, err
 	}
-	z, y, mask, g := d[0], d[1], d[2], d[3][0]
+	g, err := scalarF32(in[3])
+	if err != nil {
+		return nil, err
+	}
+	z, y, mask := d[0], d[1], d[2]
 	C := o.loss.classes
 	for i := 0; i < o.n; i++ {
-		dz := o.outData[i*C : (i+1)*C]
+		dz := outData[i*C : (i+1)*C]
 		s := g * mask[i]
 		if s == 0 {
 			clear(dz)
@@ -540,6 +599,5 @@ func (o *lossBackOp) Do(in ...G.Value) (G.Value, error) {
 			dz[0] = s * (zi[0] - y[i])
 		}
 	}
-	return o.out, nil
+	return out, nil
 }
-func (o *lossBackOp) UsePreallocDo(_ G.Value, in ...G.Value) (G.Value, error) { return o.Do(in...) }
