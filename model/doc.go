@@ -75,14 +75,15 @@
 // otherwise) for each of two workers, built once from the package's own Ops:
 // convolution as im2col into a preallocated buffer plus one sgemm,
 // branch-free max-pooling, average pooling, ReLU, tanh, group norm, dense
-// layers and a masked loss, each with its symbolic derivative. Ops own their output buffers, so steps allocate
-// only Gorgonia's small per-instruction bookkeeping; following Gorgonia's
-// UsePreallocDoer contract, an op handed a preallocated value of its output's
-// shape writes into it instead (the tape machine hands back the op's own
-// buffer), and tensors are read through tensor.Dense's typed accessors,
-// without unsafe. A batch of any size
-// (including 0) is cut into large chunks and a remainder of small ones, the
-// last zero-padded and masked out of the loss; the chunks are dealt to the
+// layers and a masked loss, each with its symbolic derivative. Ops own
+// their output buffers, so steps allocate only Gorgonia's small
+// per-instruction bookkeeping; following Gorgonia's UsePreallocDoer
+// contract, an op handed a preallocated value of its output's shape writes
+// into it instead (the tape machine hands back the op's own buffer), and
+// tensors are read through tensor.Dense's typed accessors, without unsafe.
+// CNNs are the networks with a convolution. A batch of any size (including
+// 0) is cut into large chunks and a remainder of small ones, the last
+// zero-padded and masked out of the loss; the chunks are dealt to the
 // two workers, which run in parallel.
 //
 // Per-example gradients come from the same single forward/backward pass as
