@@ -210,3 +210,13 @@ func (n *Network) Equal(o *Network) bool {
 	}
 	return n.Init == o.Init && n.Loss == o.Loss && slices.Equal(n.Layers, o.Layers)
 }
+
+// clone returns a deep copy of n (nil for nil).
+func (n *Network) clone() *Network {
+	if n == nil {
+		return nil
+	}
+	c := *n
+	c.Layers = slices.Clone(n.Layers)
+	return &c
+}

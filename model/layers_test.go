@@ -362,3 +362,24 @@ func unwrapAll(err error) error {
 		err = u.Unwrap()
 	}
 }
+
+// TestSpecNetworkIsCopied: changing the caller's network after New, or the
+// one Spec returns, does not change the model's.
+func TestSpecNetworkIsCopied(t *testing.T) {
+	s := customSpecs[3]
+	nw := s.Network.clone()
+	s.Network = nw
+	m, err := New(s, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nw.Layers[1].Out = 99
+	got := m.Spec()
+	if got.Network.Layers[1].Out != 7 {
+		t.Fatalf("model's network changed with the caller's: %+v", got.Network)
+	}
+	got.Network.Layers[1].Out = 98
+	if m.Spec().Network.Layers[1].Out != 7 {
+		t.Error("model's network changed through Spec's result")
+	}
+}

@@ -82,6 +82,7 @@ func newNet(s Spec, seed uint64) (*net, error) {
 		return nil, err
 	}
 	s.InputShape = append([]int(nil), s.InputShape...)
+	s.Network = s.Network.clone()
 	n := &net{spec: s, layers: layers, loss: loss, p: p, in: layers[0].in, params: alignedF32(p), sizes: chunkSizes(layers), l2: float32(s.L2)}
 	initParams(layers, init, n.params, seed)
 	for i := range n.w {
@@ -404,6 +405,7 @@ func (n *net) checkBatch(b Batch) error {
 func (n *net) Spec() Spec {
 	s := n.spec
 	s.InputShape = append([]int(nil), s.InputShape...)
+	s.Network = s.Network.clone()
 	return s
 }
 

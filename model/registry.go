@@ -2,7 +2,6 @@ package model
 
 import (
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -64,9 +63,7 @@ func (s Spec) network() (Network, error) {
 		case ok:
 			return Network{}, fmt.Errorf("model: %q is a registered architecture; a spec with its own network needs another name", s.Arch)
 		}
-		n := *s.Network
-		n.Layers = slices.Clone(n.Layers)
-		return n, nil
+		return *s.Network.clone(), nil
 	}
 	if !ok {
 		return Network{}, fmt.Errorf("model: unknown architecture %q (known: %s)", s.Arch, strings.Join(Names(), ", "))
