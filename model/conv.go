@@ -70,8 +70,9 @@ func (g *convGeom) paddedSize() int {
 // im2col unfolds n examples of (H, W, C) input in (n × inSize) into cols
 // (n·L × K). Each example is first laid into a zero-bordered image (see
 // padded), so that every kernel row of every patch is one contiguous run
-// of k·C values, copied without bounds logic; runs of 8 values (k = 8,
-// one channel: the first layer of the MNIST CNN) are copied as arrays.
+// of k·C values, copied without bounds logic; short runs of a multiple of
+// 8 values (k = 8 with one or three channels: the first layer of the MNIST
+// and CIFAR CNNs) are copied as arrays of 8.
 func (g *convGeom) im2col(in []float32, n int, cols []float32) {
 	K, L := g.cols(), g.rows()
 	run := g.k * g.inC
@@ -88,15 +89,25 @@ func (g *convGeom) im2col(in []float32, n int, cols []float32) {
 				row := base[r*K : (r+1)*K]
 				r++
 				src := (oh*g.stride)*ld + ow*g.stride*g.inC
-				if run == 8 {
+				if run%8 == 0 && run < 32 {
 					for ki := 0; ki < g.k; ki++ {
-						*(*[8]float32)(row[ki*8 : ki*8+8]) = *(*[8]float32)(x[src : src+8])
+						d, s := row[ki*run:(ki+1)*run], x[src:src+run]
+						for t := 0; t < run; t += 8 {
+							*(*[8]float32)(d[t : t+8]) = *(*[8]float32)(s[t : t+8])
+						}
 						src += ld
 					}
 					continue
 				}
 				for ki := 0; ki < g.k; ki++ {
-					copy(row[ki*run:(ki+1)*run], x[src:src+run])
+					d, s := row[ki*run:(ki+1)*run], x[src:src+run]
+					if run < 32 { // shorter than a memmove call is worth
+						for t, v := range s {
+							d[t] = v
+						}
+					} else {
+						copy(d, s)
+					}
 					src += ld
 				}
 			}

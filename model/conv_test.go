@@ -64,6 +64,7 @@ func BenchmarkIm2col(b *testing.B) {
 	}{
 		{"mnist-conv1", convGeom{inC: 1, inH: 28, inW: 28, outC: 16, k: 8, stride: 2, pad: 3, outH: 14, outW: 14}},
 		{"mnist-conv2", convGeom{inC: 16, inH: 13, inW: 13, outC: 32, k: 4, stride: 2, outH: 5, outW: 5}},
+		{"cifar-conv1", convGeom{inC: 3, inH: 32, inW: 32, outC: 16, k: 8, stride: 2, pad: 3, outH: 16, outW: 16}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			n := 64
