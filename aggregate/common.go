@@ -7,9 +7,8 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
-	"sync"
 
-	"gonum.org/v1/gonum/blas/blas32"
+	"github.com/privtrain/privtrain/internal/vec"
 )
 
 // checkGrads validates sizes and norms. When private, every row must have
@@ -59,29 +58,13 @@ func row(g Grads, i int) []float32 { return g.G[i*g.P : (i+1)*g.P] }
 //
 // The sum is on the hot path of every private step and memory-bound: the
 // columns are cut into cache-sized blocks that GOMAXPROCS goroutines sum in
-// parallel with SIMD float32 axpy (as Opacus sums in float32). Each column
-// is accumulated in the order of idx, element by element, so the result is
-// bit-for-bit independent of the number of goroutines and of alignment.
+// parallel with SIMD float32 additions (vec.SumScaledRows with factor 1, as
+// Opacus sums in float32; the first row is stored, so out needs no
+// clearing). Each column is accumulated in the order of idx, element by
+// element, so the result is bit-for-bit independent of the number of
+// goroutines and of alignment.
 func sumRows(g Grads, idx []int, acc []float64, out []float32) {
-	const block = 4096 // 16 KiB of float32 accumulators: stays in L1
-	nb := (g.P + block - 1) / block
-	workers := min(runtime.GOMAXPROCS(0), nb)
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			for b := w; b < nb; b += workers {
-				lo, hi := b*block, min((b+1)*block, g.P)
-				y := blas32.Vector{N: hi - lo, Inc: 1, Data: out[lo:hi]}
-				clear(y.Data)
-				for _, i := range idx {
-					blas32.Axpy(1, blas32.Vector{N: hi - lo, Inc: 1, Data: g.G[i*g.P+lo : i*g.P+hi]}, y)
-				}
-			}
-		}(w)
-	}
-	wg.Wait()
+	vec.SumScaledRows(out, g.G, g.P, idx, nil, nil, runtime.GOMAXPROCS(0))
 }
 
 // addNoise adds N(0, std²) to every coordinate of out.

@@ -58,13 +58,5 @@ func (a *Sum) Aggregate(g Grads, rng *rand.Rand, out []float32) (Report, error) 
 		idx = append(idx, i)
 	}
 	sumRows(g, idx, a.s.acc, out)
-	if err := checkFinite(out); err != nil {
-		return Report{}, fmt.Errorf("sum: %w", err)
-	}
-	addNoise(out, std, rng)
-	var rep Report
-	if private {
-		rep.Mechanism = privacy.Gaussian{Sigma: a.cfg.Sigma}
-	}
-	return rep, nil
+	return a.release(rng, out)
 }

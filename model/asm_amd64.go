@@ -30,3 +30,8 @@ func fmaPeakAVX2(iters int)
 // fmaPeakAVX512 runs iters rounds of 12 independent 16-wide FMAs (384·iters
 // FLOP).
 func fmaPeakAVX512(iters int)
+
+// poolMaxAVX512 is poolMaxAVX2 for c a multiple of 16, with AVX-512 F.
+//
+//go:noescape
+func poolMaxAVX512(x *float32, first int, offs *int, noffs int, c int, y *float32, arg *int32)

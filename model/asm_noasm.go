@@ -17,3 +17,7 @@ func poolMaxAVX2(x *float32, first int, offs *int, noffs int, c int, y *float32,
 func fmaPeakAVX2(iters int) { panic("model: fmaPeakAVX2 without assembly support") }
 
 func fmaPeakAVX512(iters int) { panic("model: fmaPeakAVX512 without assembly support") }
+
+func poolMaxAVX512(x *float32, first int, offs *int, noffs int, c int, y *float32, arg *int32) {
+	panic("model: poolMaxAVX512 without assembly support")
+}

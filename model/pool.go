@@ -25,15 +25,20 @@ func (g *poolGeom) outSize() int { return g.c * g.outH * g.outW }
 //
 // offs are the window offsets from windowOffsets.
 func (g *poolGeom) forward(in []float32, n int, out []float32, arg []int32, offs []int) {
-	g.forwardWith(kernelISA >= vec.AVX2, in, n, out, arg, offs)
+	g.forwardWith(kernelISA, in, n, out, arg, offs)
 }
 
-// forwardWith is forward, with the AVX2 kernel if fast is set and the
-// channel count suits it (the two agree except on NaNs).
-func (g *poolGeom) forwardWith(fast bool, in []float32, n int, out []float32, arg []int32, offs []int) {
+// forwardWith is forward with the kernels of a level: the AVX-512 kernel
+// when the channel count is a multiple of 16, the AVX2 kernel when it is a
+// multiple of 8, else Go (they all agree except on NaNs).
+func (g *poolGeom) forwardWith(level vec.ISA, in []float32, n int, out []float32, arg []int32, offs []int) {
 	isz, osz := g.inSize(), g.outSize()
 	C := g.c
-	if fast && C%8 == 0 && len(offs) > 0 && g.outH > 0 && g.outW > 0 {
+	kern := poolMaxAVX2
+	if level >= vec.AVX512 && C%16 == 0 {
+		kern = poolMaxAVX512
+	}
+	if level >= vec.AVX2 && C%8 == 0 && len(offs) > 0 && g.outH > 0 && g.outW > 0 {
 		// The kernel reads x[base+off+j] for every window base, offset and
 		// channel j < C: every offset must lie in [0, maxOff] and the last
 		// window's farthest element inside each example, which the first
@@ -58,7 +63,7 @@ func (g *poolGeom) forwardWith(fast bool, in []float32, n int, out []float32, ar
 				for ow := 0; ow < g.outW; ow++ {
 					base := (oh*g.stride*g.inW + ow*g.stride) * C
 					ys, as := y[o:o+C], a[o:o+C] // bounds of the kernel's writes
-					poolMaxAVX2(&x[0], base, &offs[0], len(offs), C, &ys[0], &as[0])
+					kern(&x[0], base, &offs[0], len(offs), C, &ys[0], &as[0])
 					o += C
 				}
 			}

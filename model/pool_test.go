@@ -37,7 +37,8 @@ func equalF32(a, b []float32) bool {
 	return true
 }
 
-// TestPoolAVX2 checks the assembly kernel against the Go loop on data with
+// TestPoolAVX2 checks the assembly kernels (AVX2, and AVX-512 where the
+// CPU has it) against the Go loop on data with
 // many ties and negative values.
 func TestPoolAVX2(t *testing.T) {
 	if vec.CPU() < vec.AVX2 {
@@ -49,6 +50,7 @@ func TestPoolAVX2(t *testing.T) {
 		{c: 32, inH: 5, inW: 5, k: 2, stride: 1, outH: 4, outW: 4},
 		{c: 8, inH: 10, inW: 10, k: 2, stride: 2, outH: 5, outW: 5},
 		{c: 24, inH: 7, inW: 9, k: 3, stride: 2, outH: 3, outW: 4},
+		{c: 48, inH: 6, inW: 5, k: 3, stride: 1, outH: 4, outW: 3},
 	} {
 		n := 3
 		in := make([]float32, n*g.inSize())
@@ -58,11 +60,13 @@ func TestPoolAVX2(t *testing.T) {
 		offs := g.windowOffsets()
 		y1, y2 := make([]float32, n*g.outSize()), make([]float32, n*g.outSize())
 		a1, a2 := make([]int32, n*g.outSize()), make([]int32, n*g.outSize())
-		g.forwardWith(false, in, n, y1, a1, offs)
-		g.forwardWith(true, in, n, y2, a2, offs)
-		for i := range y1 {
-			if y1[i] != y2[i] || a1[i] != a2[i] {
-				t.Fatalf("%+v: output %d: Go (%v at %d), AVX2 (%v at %d)", *g, i, y1[i], a1[i], y2[i], a2[i])
+		g.forwardWith(vec.Go, in, n, y1, a1, offs)
+		for _, level := range testLevels()[1:] {
+			g.forwardWith(level, in, n, y2, a2, offs)
+			for i := range y1 {
+				if y1[i] != y2[i] || a1[i] != a2[i] {
+					t.Fatalf("%+v: output %d: Go (%v at %d), %v (%v at %d)", *g, i, y1[i], a1[i], level, y2[i], a2[i])
+				}
 			}
 		}
 	}

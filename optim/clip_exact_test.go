@@ -41,12 +41,50 @@ func naiveClip(row []float32, r float64) {
 // some of these rows (else it would not test anything), and that clipping
 // shrinks rows by no more than the margin.
 func TestClipExactBound(t *testing.T) {
-	rng := rand.New(rand.NewPCG(11, 13))
-	type tc struct {
-		name string
-		row  []float32
-		r    float64
+	cases := exactBoundCases()
+	naiveFails := 0
+	for k, c := range cases {
+		naive := append([]float32(nil), c.row...)
+		naiveClip(naive, c.r)
+		if exceedsExactly(naive, c.r) {
+			naiveFails++
+		}
+		row := append([]float32(nil), c.row...)
+		norms := make([]float64, 1)
+		if err := clipRows(row, 1, len(row), c.r, nil, norms, 1); err != nil {
+			t.Fatalf("case %d (%s): %v", k, c.name, err)
+		}
+		if exceedsExactly(row, c.r) {
+			t.Errorf("case %d (%s, p=%d, R=%v): clipped row has exact norm > R (computed %v)", k, c.name, len(row), c.r, norms[0])
+		}
+		if norms[0] > c.r {
+			t.Errorf("case %d (%s): reported norm %v > R = %v", k, c.name, norms[0], c.r)
+		}
+		exact := rowNorm(row)
+		if math.Abs(norms[0]-exact) > 1e-12*exact {
+			t.Errorf("case %d (%s): reported norm %v, norm of the stored row %v", k, c.name, norms[0], exact)
+		}
+		if orig := rowNorm(c.row); orig > c.r && c.name != "subnormal" && exact < c.r*(1-3*clipMargin) {
+			t.Errorf("case %d (%s): clipped to %v, more than the margin below R = %v", k, c.name, exact, c.r)
+		}
 	}
+	if naiveFails == 0 {
+		t.Fatalf("naive scaling never exceeded R on %d rows: the cases are not adversarial", len(cases))
+	}
+	t.Logf("naive fl32(R/‖g‖) scaling exceeded R on %d of %d rows; clipRows on none", naiveFails, len(cases))
+}
+
+// exactBoundCase is one row and bound of the exact clipping tests.
+type exactBoundCase struct {
+	name string
+	row  []float32
+	r    float64
+}
+
+// exactBoundCases builds the rows of TestClipExactBound.
+func exactBoundCases() []exactBoundCase {
+	rng := rand.New(rand.NewPCG(11, 13))
+	type tc = exactBoundCase
 	var cases []tc
 	for _, p := range []int{1, 2, 3, 5, 17, 100, 1000, 4099} {
 		for trial := 0; trial < 12; trial++ {
@@ -85,34 +123,5 @@ func TestClipExactBound(t *testing.T) {
 		tc{"subnormal", []float32{1e-44, 2e-44, 3e-45}, 1e-44},
 		tc{"huge", []float32{3e38, -3e38, 1e38}, 1},
 	)
-	naiveFails := 0
-	for k, c := range cases {
-		naive := append([]float32(nil), c.row...)
-		naiveClip(naive, c.r)
-		if exceedsExactly(naive, c.r) {
-			naiveFails++
-		}
-		row := append([]float32(nil), c.row...)
-		norms := make([]float64, 1)
-		if err := clipRows(row, 1, len(row), c.r, nil, norms, 1); err != nil {
-			t.Fatalf("case %d (%s): %v", k, c.name, err)
-		}
-		if exceedsExactly(row, c.r) {
-			t.Errorf("case %d (%s, p=%d, R=%v): clipped row has exact norm > R (computed %v)", k, c.name, len(row), c.r, norms[0])
-		}
-		if norms[0] > c.r {
-			t.Errorf("case %d (%s): reported norm %v > R = %v", k, c.name, norms[0], c.r)
-		}
-		exact := rowNorm(row)
-		if math.Abs(norms[0]-exact) > 1e-12*exact {
-			t.Errorf("case %d (%s): reported norm %v, norm of the stored row %v", k, c.name, norms[0], exact)
-		}
-		if orig := rowNorm(c.row); orig > c.r && c.name != "subnormal" && exact < c.r*(1-3*clipMargin) {
-			t.Errorf("case %d (%s): clipped to %v, more than the margin below R = %v", k, c.name, exact, c.r)
-		}
-	}
-	if naiveFails == 0 {
-		t.Fatalf("naive scaling never exceeded R on %d rows: the cases are not adversarial", len(cases))
-	}
-	t.Logf("naive fl32(R/‖g‖) scaling exceeded R on %d of %d rows; clipRows on none", naiveFails, len(cases))
+	return cases
 }

@@ -137,6 +137,7 @@ type Trainer struct {
 	losses  []float32
 	norms   []float64
 	sq      []float64 // per-example sums of squares from the model
+	scale   []float32 // per-example clip factors (clipAndAggregate)
 	out     []float32
 }
 
@@ -305,12 +306,9 @@ func (t *Trainer) Step(step int) (StepResult, error) {
 		sq = nil // clipRows measures every row, the canaries' too
 	}
 	norms := t.norms[:m]
-	if err := clipRows(g, m, t.p, t.cfg.ClipNorm, sq, norms, t.cfg.Workers); err != nil {
-		return res, fmt.Errorf("step %d: %w", step, err)
-	}
-	rep, err := t.cfg.Aggregator.Aggregate(aggregate.Grads{G: g, Norms: norms, M: m, P: t.p, ClipNorm: t.cfg.ClipNorm}, rng, t.out)
+	rep, err := t.clipAndAggregate(g, m, sq, norms, rng)
 	if err != nil {
-		return res, fmt.Errorf("step %d: aggregate %s: %w", step, t.cfg.Aggregator.Name(), err)
+		return res, fmt.Errorf("step %d: %w", step, err)
 	}
 	res.Branch, res.Delta, res.DeltaHat, res.F, res.Trimmed = rep.Branch, rep.Delta, rep.DeltaHat, rep.F, rep.Trimmed
 	if t.cfg.Accountant != nil {

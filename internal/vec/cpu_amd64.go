@@ -29,3 +29,15 @@ func sumSquaresAVX2(x *float32, n int) float64
 //
 //go:noescape
 func scaleSumSquaresAVX2(x *float32, n int, s float32) float64
+
+// addScaledAVX2 sets v[i] = fl32(s·x[i]) and y[i] = fl32(y[i] + v[i]) (or
+// y[i] = v[i] with store) for i < n, and returns Σ v[i]² as sumSquaresAVX2
+// would compute it on v.
+//
+//go:noescape
+func addScaledAVX2(y, x *float32, n int, s float32, store bool) float64
+
+// addScaledAVX512 is addScaledAVX2 with AVX-512 F (bit-identical results).
+//
+//go:noescape
+func addScaledAVX512(y, x *float32, n int, s float32, store bool) float64

@@ -12,3 +12,11 @@ func sumSquaresAVX2(x *float32, n int) float64 {
 func scaleSumSquaresAVX2(x *float32, n int, s float32) float64 {
 	panic("vec: scaleSumSquaresAVX2 without assembly support")
 }
+
+func addScaledAVX2(y, x *float32, n int, s float32, store bool) float64 {
+	panic("vec: addScaledAVX2 without assembly support")
+}
+
+func addScaledAVX512(y, x *float32, n int, s float32, store bool) float64 {
+	panic("vec: addScaledAVX512 without assembly support")
+}

@@ -1,5 +1,6 @@
 // Package vec holds the float32 vector kernels of the DP hot path (sums of
-// squares for per-example norms, clip scaling) and the choice of
+// squares for per-example norms, clip scaling, and SumScaledRows: clip
+// scaling, the sum and the clipped rows' norms in one pass) and the choice of
 // instruction-set level that every assembly kernel of privtrain uses.
 //
 // The level is fixed at start-up from the CPU and the OS (CPUID and XGETBV
