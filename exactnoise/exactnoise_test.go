@@ -3,6 +3,7 @@ package exactnoise
 import (
 	"math"
 	"math/big"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/privtrain/privtrain/randstream"
@@ -34,7 +35,7 @@ func TestBernoulliExp(t *testing.T) {
 	k := 0
 	num, den := new(big.Int).Lsh(big.NewInt(3), 70), new(big.Int).Lsh(big.NewInt(4), 70) // 3/4
 	for i := 0; i < n; i++ {
-		if (&src{r: r}).bernoulliExpBig(num, den) {
+		if (&bitSrc{r: r}).bernExpBig(num, den) {
 			k++
 		}
 	}
@@ -155,11 +156,91 @@ func TestIsqrt(t *testing.T) {
 	}
 }
 
+// BenchmarkGaussian draws N_Z(0, σ²) with σ = 36045 (the grid scale of
+// aggregate's secure release, σ_Z ≈ 2¹⁴–2¹⁵) by Fill, one sample per op;
+// cpu-ns/op is process CPU time (meaningful on a loaded machine).
 func BenchmarkGaussian(b *testing.B) {
+	benchGaussian(b, 36045*36045, func(g *Gaussian, r *rand.Rand, dst []int64) { g.Fill(r, dst) })
+}
+
+// BenchmarkGaussianRef is BenchmarkGaussian for the big-integer reference
+// (ref_test.go), which returns the same samples.
+func BenchmarkGaussianRef(b *testing.B) {
+	benchGaussian(b, 36045*36045, func(g *Gaussian, r *rand.Rand, dst []int64) {
+		f := ref{&bitSrc{r: r}}
+		for i := range dst {
+			dst[i] = f.gaussian(g.Sigma2)
+		}
+	})
+}
+
+// BenchmarkGaussianBigPath is BenchmarkGaussian for σ² = 2⁴⁰, where 2σ²t²
+// exceeds 64 bits and every acceptance test takes the math/big path.
+func BenchmarkGaussianBigPath(b *testing.B) {
+	benchGaussian(b, 1<<40, func(g *Gaussian, r *rand.Rand, dst []int64) { g.Fill(r, dst) })
+}
+
+func benchGaussian(b *testing.B, s2 uint64, fill func(*Gaussian, *rand.Rand, []int64)) {
 	r := randstream.FromSeed(5).Stream("bench", 0)
-	g, _ := NewGaussian(36045 * 36045)
-	dst := make([]int64, 1024)
-	for i := 0; i < b.N; i += len(dst) {
-		g.Fill(r, dst)
+	g, err := NewGaussian(s2)
+	if err != nil {
+		b.Fatal(err)
 	}
+	dst := make([]int64, 1024)
+	cpu0 := processCPUSeconds()
+	b.ResetTimer()
+	for i := 0; i < b.N; i += len(dst) {
+		fill(g, r, dst[:min(len(dst), b.N-i)])
+	}
+	if cpu := processCPUSeconds() - cpu0; cpu > 0 {
+		b.ReportMetric(1e9*cpu/float64(b.N), "cpu-ns/op")
+	}
+}
+
+// BenchmarkBern and BenchmarkBernBig: one Bernoulli(n/d) trial, 64-digit
+// words (bern) against digit by digit in math/big (bernBig), same bits.
+func BenchmarkBern(b *testing.B) {
+	s := &bitSrc{r: randstream.FromSeed(6).Stream("bench", 0)}
+	k := 0
+	for i := 0; i < b.N; i++ {
+		if s.bern(uint64(i)%1000003, 1000003) {
+			k++
+		}
+	}
+	_ = k
+}
+
+func BenchmarkBernBig(b *testing.B) {
+	s := &bitSrc{r: randstream.FromSeed(6).Stream("bench", 0)}
+	d := big.NewInt(1000003)
+	n := new(big.Int)
+	k := 0
+	for i := 0; i < b.N; i++ {
+		if s.bernBig(n.SetInt64(int64(i%1000003)), d) {
+			k++
+		}
+	}
+	_ = k
+}
+
+// BenchmarkAccept and BenchmarkAcceptBig: the Gaussian acceptance test at
+// |y| = σ for σ = 36045, 128-bit fast path against math/big.
+func BenchmarkAccept(b *testing.B) {
+	benchAccept(b, (*Gaussian).accept)
+}
+
+func BenchmarkAcceptBig(b *testing.B) {
+	benchAccept(b, (*Gaussian).acceptBig)
+}
+
+func benchAccept(b *testing.B, f func(*Gaussian, *bitSrc, uint64) bool) {
+	g, _ := NewGaussian(36045 * 36045)
+	s := &bitSrc{r: randstream.FromSeed(7).Stream("bench", 0)}
+	k := 0
+	for i := 0; i < b.N; i++ {
+		if f(g, s, 36045+uint64(i%1024)) {
+			k++
+		}
+	}
+	_ = k
 }
