@@ -53,7 +53,7 @@ func (s *bitSrc) takeSpan(k uint) uint64 {
 // 2019): x uniform in [0, 2^k), x·t = q·2^k + l, accepted when
 // l ≥ 2^k mod t; then q is exactly uniform in [0, t) (each q has exactly
 // ⌊2^k/t⌋ accepted x). k = bitlen(t) + 10 while x·t fits in 64 bits
-// (bitlen(t) ≤ 27), so a draw is rejected with probability < 2⁻⁹; else
+// (bitlen(t) ≤ 27), so a draw is rejected with probability < 2⁻¹⁰; else
 // k = 64 with a 128-bit product.
 type lemire struct {
 	t, thresh uint64 // thresh = 2^k mod t
