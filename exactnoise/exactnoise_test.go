@@ -244,3 +244,28 @@ func benchAccept(b *testing.B, f func(*Gaussian, *bitSrc, uint64) bool) {
 	}
 	_ = k
 }
+
+// BenchmarkLaplace and BenchmarkLaplaceRef: the PTR test's discrete Laplace
+// (scale K·b = 1024), fast code against the big-integer reference (same
+// samples).
+func BenchmarkLaplace(b *testing.B) {
+	l, _ := NewLaplace(1024)
+	s := &bitSrc{r: randstream.FromSeed(8).Stream("bench", 0)}
+	lem := newLemire(l.T)
+	var sum int64
+	for i := 0; i < b.N; i++ {
+		sum += l.sample(s, lem)
+	}
+	_ = sum
+}
+
+func BenchmarkLaplaceRef(b *testing.B) {
+	l, _ := NewLaplace(1024)
+	f := ref{&bitSrc{r: randstream.FromSeed(8).Stream("bench", 0)}}
+	t, sc := new(big.Int).SetUint64(l.T), new(big.Int).SetUint64(l.S)
+	var sum int64
+	for i := 0; i < b.N; i++ {
+		sum += f.laplace(t, sc).Int64()
+	}
+	_ = sum
+}
