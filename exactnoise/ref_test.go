@@ -119,21 +119,44 @@ func (f ref) laplace(t, sc *big.Int) *big.Int {
 	}
 }
 
+// gaussian: the staircase proposal (U uniform below t = ⌊√(2σ²)⌋,
+// V ∼ Geometric(1 − e⁻¹), sign, −0 rejected) accepted with probability
+// exp(−(x² − 2σ²V + C)/(2σ²)), C = max_w (2σ²w − w²t²) found by trying
+// w = 0..4 (t ≥ 1 makes the maximum at w ≤ 2).
 func (f ref) gaussian(sigma2 uint64) int64 {
-	s2 := bigU(sigma2)
-	t := new(big.Int).Sqrt(s2)
-	t.Add(t, big.NewInt(1))
-	den := new(big.Int).Mul(t, t)
-	den.Mul(den, s2)
-	den.Lsh(den, 1)
+	den := new(big.Int).Lsh(bigU(sigma2), 1)
+	t := new(big.Int).Sqrt(den)
+	c := big.NewInt(0)
+	for w := int64(0); w <= 4; w++ {
+		v := new(big.Int).Mul(den, big.NewInt(w))
+		v.Sub(v, new(big.Int).Mul(new(big.Int).Mul(t, t), big.NewInt(w*w)))
+		if v.Cmp(c) > 0 {
+			c = v
+		}
+	}
 	for {
-		y := f.laplace(t, big.NewInt(1))
-		a := new(big.Int).Abs(y)
-		a.Mul(a, t)
-		a.Sub(a, s2)
-		a.Mul(a, a)
-		if f.bernExp(a, den) {
-			return y.Int64()
+		u := f.below(t)
+		v := big.NewInt(0)
+		for f.chain()%2 == 1 {
+			v.Add(v, big.NewInt(1))
+		}
+		x := new(big.Int).Mul(t, v)
+		x.Add(x, u)
+		neg := f.s.bit() == 1
+		if neg && x.Sign() == 0 {
+			continue
+		}
+		num := new(big.Int).Mul(x, x)
+		num.Add(num, c)
+		num.Sub(num, new(big.Int).Mul(den, v))
+		if num.Sign() < 0 {
+			panic("reference: negative acceptance exponent")
+		}
+		if f.bernExp(num, den) {
+			if neg {
+				x.Neg(x)
+			}
+			return x.Int64()
 		}
 	}
 }
@@ -158,10 +181,7 @@ func TestGaussianMatchesReference(t *testing.T) {
 			t.Fatal(err)
 		}
 		a, b := twin(uint64(i) + 100)
-		n := 3000
-		if s2 > 1<<31 {
-			n = 300 // the reference's big arithmetic is slow
-		}
+		n := 2000
 		for j := 0; j < n; j++ {
 			got, want := g.sample(a), (ref{b}).gaussian(s2)
 			if got != want {
@@ -175,16 +195,17 @@ func TestGaussianMatchesReference(t *testing.T) {
 }
 
 // accept's 128-bit fast path and its math/big fallback decide alike on
-// the same stream (the fallback is taken for |y| far in the tail).
+// the same stream, for x up to 2⁶³ − 1 (the fallback is taken when
+// γ ≥ 2⁶⁴, e.g. x ≥ 2³³ at σ² = 1).
 func TestAcceptFastAndBigAgree(t *testing.T) {
-	for i, s2 := range []uint64{30, 36045 * 36045, 1<<31 - 1} {
+	for i, s2 := range []uint64{1, 30, 36045 * 36045, 1 << 62} {
 		g, _ := NewGaussian(s2)
-		sd := isqrt(s2) + 1
-		for _, ay := range []uint64{0, 1, sd / 2, sd, 2 * sd, 5 * sd, 40 * sd, 1 << 40, 1<<64 - 1} {
-			a, b := twin(uint64(1000*i) + ay%997)
+		for _, x := range []uint64{0, 1, g.t / 2, g.t, 2*g.t + 1, 5 * g.t, 40 * g.t, 1 << 33, 1 << 40, 1<<63 - 1} {
+			v := x / g.t
+			a, b := twin(uint64(1000*i) + x%997)
 			for j := 0; j < 200; j++ {
-				if x, y := g.accept(a, ay), g.acceptBig(b, ay); x != y {
-					t.Fatalf("σ² = %d, |y| = %d: fast %v, big %v", s2, ay, x, y)
+				if p, q := g.accept(a, x, v), g.acceptBig(b, x, v); p != q {
+					t.Fatalf("σ² = %d, x = %d: fast %v, big %v", s2, x, p, q)
 				}
 			}
 		}
