@@ -149,11 +149,12 @@ func (l Laplace) sample(s *bitSrc, lem lemire) int64 {
 //
 // and γ(y) ≥ 0 because y² ≥ v²t² on the step of v; accepting y with
 // probability exp(−γ(y)) (Algorithm 1, exactly, on integers) returns y
-// with probability ∝ p(y). The step width t = ⌊√(2σ²)⌋ maximizes the
-// acceptance rate (≈ 0.56 per proposal for large σ, against ≈ 0.48 for
-// Algorithm 3's discrete Laplace proposal of scale ⌊σ⌋ + 1 counted with
-// the Laplace's own rejection), and each proposal needs one Algorithm 1
-// test instead of two. The acceptance numerator fits in 128 bits and
+// with probability ∝ p(y). The step width t = ⌊√(2σ²)⌋ is where the
+// acceptance rate peaks for large σ (in the continuous approximation it
+// is (σ/t)·e^{−C/(2σ²)}·√(π/2)·(1 − e⁻¹) ≈ 0.56 per proposal; measured
+// 1/1.785 at σ = 36045), against ≈ 0.48 for Algorithm 3's discrete
+// Laplace proposal of scale ⌊σ⌋ + 1 counted with the Laplace's own
+// rejection; and each proposal needs one Algorithm 1 test instead of two. The acceptance numerator fits in 128 bits and
 // 2σ² in 64 for every σ² ≤ 2⁶²; only a quotient γ ≥ 2⁶⁴ (|y| beyond
 // about 2³²·σ) leaves the 64-bit path, for math/big with the same bits.
 type Gaussian struct {
