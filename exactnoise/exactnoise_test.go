@@ -116,8 +116,9 @@ func TestDiscreteGaussianPMF(t *testing.T) {
 	}
 }
 
-// For large σ² (up to 2⁶², all on the 64/128-bit path) the variance of N_Z(0, σ²) is σ² up to e^{−Ω(σ²)} (CKS20 Corollary 9),
-// and the mean 0; 4·10⁴ samples test both to a few percent.
+// For large σ² (up to 2⁶², all on the 64/128-bit path) the variance of
+// N_Z(0, σ²) is σ² up to e^{−Ω(σ²)} (CKS20 Corollary 9), and the mean 0;
+// 4·10⁴ samples test both to a few percent.
 func TestDiscreteGaussianMoments(t *testing.T) {
 	r := randstream.FromSeed(4).Stream("moments", 0)
 	for _, s2 := range []uint64{1 << 20, 1 << 29, 1 << 40, 1 << 62} {
