@@ -37,8 +37,8 @@ import (
 //     adjacency — no inflation for rounding.
 //  3. Sum. Σ n_i over the released rows, in int64 (exact, independent of
 //     order and parallelism).
-//  4. Noise. Y_j ∼ N_Z(0, σ_Z²) independently (exactnoise, CKS20
-//     Algorithm 3) with the integer σ_Z² = ⌈(σR')²⌉ ≥ (σR')², so the step
+//  4. Noise. Y_j ∼ N_Z(0, σ_Z²) independently (exactnoise, exact rejection
+//     sampling) with the integer σ_Z² = ⌈(σR')²⌉ ≥ (σR')², so the step
 //     is the discrete Gaussian mechanism with multiplier σ_Z/R' ≥ σ
 //     (privacy.DiscreteGaussian, CKS20 Theorem 14), reported with σ_Z/R'
 //     rounded down.

@@ -3,6 +3,7 @@ package exactnoise
 import (
 	"math"
 	"math/big"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/privtrain/privtrain/randstream"
@@ -34,7 +35,7 @@ func TestBernoulliExp(t *testing.T) {
 	k := 0
 	num, den := new(big.Int).Lsh(big.NewInt(3), 70), new(big.Int).Lsh(big.NewInt(4), 70) // 3/4
 	for i := 0; i < n; i++ {
-		if (&src{r: r}).bernoulliExpBig(num, den) {
+		if (&bitSrc{r: r}).bernExpBig(num, den) {
 			k++
 		}
 	}
@@ -115,18 +116,15 @@ func TestDiscreteGaussianPMF(t *testing.T) {
 	}
 }
 
-// For large σ² (the fast 64-bit path, and beyond 2⁶⁴ the big-integer path)
-// the variance of N_Z(0, σ²) is σ² up to e^{−Ω(σ²)} (CKS20 Corollary 9),
-// and the mean 0; 4·10⁴ samples test both to a few percent.
+// For large σ² (up to 2⁶², all on the 64/128-bit path) the variance of
+// N_Z(0, σ²) is σ² up to e^{−Ω(σ²)} (CKS20 Corollary 9), and the mean 0;
+// 4·10⁴ samples test both to a few percent.
 func TestDiscreteGaussianMoments(t *testing.T) {
 	r := randstream.FromSeed(4).Stream("moments", 0)
-	for _, s2 := range []uint64{1 << 20, 1 << 29, 1 << 40} {
+	for _, s2 := range []uint64{1 << 20, 1 << 29, 1 << 40, 1 << 62} {
 		g, err := NewGaussian(s2)
 		if err != nil {
 			t.Fatal(err)
-		}
-		if (s2 < 1<<30) != (g.den != 0) {
-			t.Fatalf("σ² = %d: 64-bit path %v", s2, g.den != 0)
 		}
 		const n = 40000
 		var s, ss float64
@@ -155,11 +153,117 @@ func TestIsqrt(t *testing.T) {
 	}
 }
 
+// BenchmarkGaussian draws N_Z(0, σ²) with σ = 36045 (the grid scale of
+// aggregate's secure release, σ_Z ≈ 2¹⁴–2¹⁵) by Fill, one sample per op;
+// cpu-ns/op is process CPU time (meaningful on a loaded machine).
 func BenchmarkGaussian(b *testing.B) {
+	benchGaussian(b, 36045*36045, func(g *Gaussian, r *rand.Rand, dst []int64) { g.Fill(r, dst) })
+}
+
+// BenchmarkGaussianRef is BenchmarkGaussian for the big-integer reference
+// (ref_test.go), which returns the same samples.
+func BenchmarkGaussianRef(b *testing.B) {
+	benchGaussian(b, 36045*36045, func(g *Gaussian, r *rand.Rand, dst []int64) {
+		f := ref{&bitSrc{r: r}}
+		for i := range dst {
+			dst[i] = f.gaussian(g.Sigma2)
+		}
+	})
+}
+
+// BenchmarkGaussianHugeSigma is BenchmarkGaussian for σ² = 2⁶⁰ (still on
+// the 64/128-bit path).
+func BenchmarkGaussianHugeSigma(b *testing.B) {
+	benchGaussian(b, 1<<60, func(g *Gaussian, r *rand.Rand, dst []int64) { g.Fill(r, dst) })
+}
+
+func benchGaussian(b *testing.B, s2 uint64, fill func(*Gaussian, *rand.Rand, []int64)) {
 	r := randstream.FromSeed(5).Stream("bench", 0)
-	g, _ := NewGaussian(36045 * 36045)
-	dst := make([]int64, 1024)
-	for i := 0; i < b.N; i += len(dst) {
-		g.Fill(r, dst)
+	g, err := NewGaussian(s2)
+	if err != nil {
+		b.Fatal(err)
 	}
+	dst := make([]int64, 1024)
+	cpu0 := processCPUSeconds()
+	b.ResetTimer()
+	for i := 0; i < b.N; i += len(dst) {
+		fill(g, r, dst[:min(len(dst), b.N-i)])
+	}
+	if cpu := processCPUSeconds() - cpu0; cpu > 0 {
+		b.ReportMetric(1e9*cpu/float64(b.N), "cpu-ns/op")
+	}
+}
+
+// BenchmarkBern and BenchmarkBernBig: one Bernoulli(n/d) trial, 64-digit
+// words (bern) against digit by digit in math/big (bernBig), same bits.
+func BenchmarkBern(b *testing.B) {
+	s := &bitSrc{r: randstream.FromSeed(6).Stream("bench", 0)}
+	k := 0
+	for i := 0; i < b.N; i++ {
+		if s.bern(uint64(i)%1000003, 1000003) {
+			k++
+		}
+	}
+	_ = k
+}
+
+func BenchmarkBernBig(b *testing.B) {
+	s := &bitSrc{r: randstream.FromSeed(6).Stream("bench", 0)}
+	d := big.NewInt(1000003)
+	n := new(big.Int)
+	k := 0
+	for i := 0; i < b.N; i++ {
+		if s.bernBig(n.SetInt64(int64(i%1000003)), d) {
+			k++
+		}
+	}
+	_ = k
+}
+
+// BenchmarkAccept and BenchmarkAcceptBig: the Gaussian acceptance test at
+// |y| ≈ σ for σ = 36045, 128-bit fast path against math/big.
+func BenchmarkAccept(b *testing.B) {
+	benchAccept(b, (*Gaussian).accept)
+}
+
+func BenchmarkAcceptBig(b *testing.B) {
+	benchAccept(b, (*Gaussian).acceptBig)
+}
+
+func benchAccept(b *testing.B, f func(*Gaussian, *bitSrc, uint64, uint64) bool) {
+	g, _ := NewGaussian(36045 * 36045)
+	s := &bitSrc{r: randstream.FromSeed(7).Stream("bench", 0)}
+	k := 0
+	for i := 0; i < b.N; i++ {
+		x := 36045 + uint64(i%1024)
+		if f(g, s, x, x/g.t) {
+			k++
+		}
+	}
+	_ = k
+}
+
+// BenchmarkLaplace and BenchmarkLaplaceRef: the PTR test's discrete Laplace
+// (scale K·b = 1024), fast code against the big-integer reference (same
+// samples).
+func BenchmarkLaplace(b *testing.B) {
+	l, _ := NewLaplace(1024)
+	s := &bitSrc{r: randstream.FromSeed(8).Stream("bench", 0)}
+	lem := newLemire(l.T)
+	var sum int64
+	for i := 0; i < b.N; i++ {
+		sum += l.sample(s, lem)
+	}
+	_ = sum
+}
+
+func BenchmarkLaplaceRef(b *testing.B) {
+	l, _ := NewLaplace(1024)
+	f := ref{&bitSrc{r: randstream.FromSeed(8).Stream("bench", 0)}}
+	t, sc := new(big.Int).SetUint64(l.T), new(big.Int).SetUint64(l.S)
+	var sum int64
+	for i := 0; i < b.N; i++ {
+		sum += f.laplace(t, sc).Int64()
+	}
+	_ = sum
 }
