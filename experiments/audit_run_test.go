@@ -14,6 +14,7 @@ func auditConfig(method string, sigma float64, steps int) TrainConfig {
 	c.Sigma, c.ClipNorm, c.LR, c.BatchSize, c.Steps = sigma, 1, 0.5, 600, steps
 	c.TargetEpsilon, c.Corruption, c.CorruptionRatio, c.DynamicF = 0, "", 0, false
 	c.Tau, c.LaplaceB, c.Delta0, c.TrimFraction = 0.5, 1, 1e-8, 0.1
+	c.Out = "" // as AuditRun does: no run directory, the noise key stays in memory
 	return c
 }
 
