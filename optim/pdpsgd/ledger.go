@@ -32,6 +32,21 @@ type Ledger struct {
 	class       []int // example → class
 	classes     []*class
 	rounds      []Round
+	// memo caches after's PLD results until the next Charge: planning
+	// checks the caps (fits) with the same compositions that Charge then
+	// records, each costing a full PLD composition of the class history.
+	memo map[afterKey]afterResult
+}
+
+type afterKey struct {
+	c            *class
+	sigma, q, pi float64
+	steps        int
+}
+
+type afterResult struct {
+	res privacy.EpsilonResult
+	pld *privacy.PLDAccountant
 }
 
 type class struct {
@@ -126,11 +141,15 @@ func NewPLDLedger(budgets []Budget, h float64) (*Ledger, error) {
 		return nil, err
 	}
 	l.acc = AccountingPLD
+	// The classes share discretized step PLDs: classes sampled at the same
+	// rate in a round (every class with π = 1) compose the same mechanism.
+	shared := privacy.NewPLDCache()
 	for _, c := range l.classes {
 		c.acct = nil
 		if c.pld, err = privacy.NewPLDAccountant(h); err != nil {
 			return nil, fmt.Errorf("ledger: %w", err)
 		}
+		c.pld.ShareCache(shared)
 	}
 	return l, nil
 }
@@ -306,12 +325,24 @@ func mechanism(sigma, q, pi float64) privacy.Mechanism {
 // class's accountant after them (RDP, or PLD under AccountingPLD).
 func (l *Ledger) after(c *class, sigma, q, pi float64, steps int) (privacy.EpsilonResult, *privacy.Accountant, *privacy.PLDAccountant, error) {
 	if l.acc == AccountingPLD {
+		key := afterKey{c: c, sigma: sigma, q: q, pi: pi, steps: steps}
+		if m, ok := l.memo[key]; ok {
+			return m.res, nil, m.pld, nil
+		}
 		a := c.pld.CloneAccountant().(*privacy.PLDAccountant)
 		if err := a.Compose(mechanism(sigma, q, pi), steps); err != nil {
 			return privacy.EpsilonResult{}, nil, nil, err
 		}
 		g, err := a.EpsilonFor(c.budget.Delta)
-		return privacy.EpsilonResult{Epsilon: g.Epsilon, Delta: g.Delta, Steps: g.Steps, Proven: g.Proven}, nil, a, err
+		if err != nil {
+			return privacy.EpsilonResult{}, nil, nil, err
+		}
+		res := privacy.EpsilonResult{Epsilon: g.Epsilon, Delta: g.Delta, Steps: g.Steps, Proven: g.Proven}
+		if l.memo == nil {
+			l.memo = map[afterKey]afterResult{}
+		}
+		l.memo[key] = afterResult{res: res, pld: a}
+		return res, nil, a, nil
 	}
 	a := c.acct.Clone()
 	if err := a.Compose(mechanism(sigma, q, pi), steps); err != nil {
@@ -339,7 +370,7 @@ func (l *Ledger) calibrate(r Round) (float64, error) {
 		if r.Rates[k] == 0 || l.acc == AccountingPaper {
 			continue
 		}
-		if sigma > 0 {
+		if sigma > 0 && l.acc != AccountingPLD {
 			// A class that already meets its cap at the σ so far cannot
 			// raise the maximum: one accountant evaluation instead of a
 			// bisection. With many budget groups this keeps planning
@@ -353,8 +384,11 @@ func (l *Ledger) calibrate(r Round) (float64, error) {
 			Conversion: l.conv, Prior: c.acct,
 		}
 		if l.acc == AccountingPLD {
-			// Algorithm 4 on the class's PLD history.
-			req.Prior, req.Accountant, req.PriorPLD = nil, privacy.KindPLD, c.pld
+			// Algorithm 4 on the class's PLD history. Floor: a class that
+			// already meets its cap at the σ so far cannot raise the
+			// maximum, which the calibrator checks with one evaluation on
+			// its (certified, coarser) search grid.
+			req.Prior, req.Accountant, req.PriorPLD, req.Floor = nil, privacy.KindPLD, c.pld, sigma
 		}
 		s, err := privacy.CalibrateSigma(req)
 		if err != nil {
@@ -509,6 +543,7 @@ func (l *Ledger) Charge(r Round) error {
 		c.rounds = append(c.rounds, inc)
 	}
 	l.rounds = append(l.rounds, r)
+	l.memo = nil
 	return nil
 }
 
