@@ -19,7 +19,7 @@ type PDPTable struct {
 	DataDir string
 	// Methods are pdp-dpsgd, pdp-sampling, pdp-adapdp, pdp-sgd-fixed and
 	// pdp-sgd-adaptive (pdp-sgd with the loss_f or loss_a threshold).
-	Methods     []string
+	Methods []string
 	// Accountings are the PDP accountings (pld, rdp, paper); a cell's
 	// TrainConfig names its accounting explicitly, so the keys of rdp and
 	// paper cells are those they had before pld existed.
