@@ -41,6 +41,10 @@ type PLDAccountant struct {
 	// shared, if not nil, shares discretized PLDs with other accountants
 	// (see PLDCache).
 	shared *PLDCache
+	// bound caches the last EpsilonBound answer, boundCache the coarse
+	// PLDs it composes.
+	bound      *boundAnswer
+	boundCache *PLDCache
 	// version counts Compose calls; maxSteps caches the last MaxSteps
 	// answer for this version (a budget plan and the trainer's first
 	// budget check ask the same question).
