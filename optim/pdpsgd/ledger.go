@@ -443,8 +443,36 @@ func (l *Ledger) fits(r Round, sigma float64, steps int) (bool, error) {
 }
 
 // stepsThatFit returns the largest n ≤ r.Steps such that n steps at r.Sigma
-// keep every class within its cap (0 if not even one step fits).
+// keep every class within its cap (0 if not even one step fits). Under
+// AccountingPLD n is the smallest of the classes' MaxSteps answers, checked
+// with fits (MaxSteps' greedy composition can be a step more cautious than
+// the canonical one; never less safe, since fits decides).
 func (l *Ledger) stepsThatFit(r Round) (int, error) {
+	if l.acc == AccountingPLD {
+		// Each class's own allowance (PLDAccountant.MaxSteps: O(log n)
+		// compositions of powers, confirmed on the class's canonical
+		// composition); the round runs the smallest, checked below on
+		// every class, falling back to the search if that check fails.
+		n := r.Steps
+		for k, c := range l.classes {
+			if r.Rates[k] == 0 {
+				continue
+			}
+			m, err := c.pld.MaxSteps(mechanism(r.Sigma, r.Q, r.Rates[k]), math.Min(r.Caps[k], c.budget.Epsilon), c.budget.Delta, n)
+			if err != nil {
+				return 0, fmt.Errorf("ledger plan: %w", err)
+			}
+			n = min(n, m)
+		}
+		if n == 0 {
+			return 0, nil
+		}
+		if ok, err := l.fits(r, r.Sigma, n); err != nil {
+			return 0, fmt.Errorf("ledger plan: %w", err)
+		} else if ok {
+			return n, nil
+		}
+	}
 	n := sort.Search(r.Steps, func(k int) bool {
 		ok, err := l.fits(r, r.Sigma, k+1)
 		return err != nil || !ok

@@ -2,6 +2,7 @@ package pdpsgd
 
 import (
 	"encoding/json"
+	"sort"
 	"strings"
 	"testing"
 
@@ -175,5 +176,41 @@ func TestPLDLedgerFinalCheckFails(t *testing.T) {
 	}
 	if err := json.Unmarshal(data, &back); err != nil || back.Accounting() != AccountingPLD || back.Spent(0) != l.Spent(0) {
 		t.Errorf("the unedited ledger did not load back: %v", err)
+	}
+}
+
+// A fixed-σ round (AdaPDP) on PLD whose budgets end it early: the steps come
+// from each class's MaxSteps; they fit every cap (certified), and the plain
+// search over fits finds at most one more.
+func TestPLDLedgerFixedSigmaSteps(t *testing.T) {
+	const h = 1e-3
+	budgets, err := GroupSpec{Groups: 3, Min: 0.5, Max: 1}.Generate(300, 1e-5, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := NewPLDLedger(budgets, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := l.Plan(PlanRequest{Q: 0.02, Steps: 5000, Sigma: 1.2, Loss: Loss{W1: 0.2, W2: 0.8}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(r.Steps > 0 && r.Steps < 5000) {
+		t.Fatalf("round of %d steps: the budgets should end it early", r.Steps)
+	}
+	if ok, err := l.fits(r, r.Sigma, r.Steps); err != nil || !ok {
+		t.Fatalf("%d steps do not fit (%v)", r.Steps, err)
+	}
+	search := sort.Search(5000, func(k int) bool { ok, _ := l.fits(r, r.Sigma, k+1); return !ok })
+	if !(r.Steps <= search && search <= r.Steps+1) {
+		t.Errorf("planned %d steps, the search over fits finds %d", r.Steps, search)
+	}
+	t.Logf("τ = %.4f: %d steps (search %d)", r.Tau, r.Steps, search)
+	if err := l.Charge(r); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Check(); err != nil {
+		t.Fatal(err)
 	}
 }
