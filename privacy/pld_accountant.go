@@ -183,6 +183,17 @@ type PLDCache struct {
 	m map[string]*PLD
 }
 
+// DropOptimistic stops the accountant (and its later clones) from composing
+// the optimistic estimates of mechanisms it discretizes from now on, for
+// callers that use only the certified upper bound (the PDP ledger): queries
+// then report Optimistic = NaN. The upper estimates, hence every certified
+// ε and δ, are bit for bit the same (composing them never reads the
+// optimistic ones), at half the cost.
+func (a *PLDAccountant) DropOptimistic() {
+	a.upperOnly = true
+	a.cache, a.prefix, a.prefixCount = nil, nil, nil
+}
+
 // NewPLDCache returns an empty cache.
 func NewPLDCache() *PLDCache { return &PLDCache{m: map[string]*PLD{}} }
 

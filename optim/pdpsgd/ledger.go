@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 
 	"github.com/privtrain/privtrain/privacy"
 )
@@ -150,6 +151,7 @@ func NewPLDLedger(budgets []Budget, h float64) (*Ledger, error) {
 			return nil, fmt.Errorf("ledger: %w", err)
 		}
 		c.pld.ShareCache(shared)
+		c.pld.DropOptimistic() // the ledger uses the certified bound only
 	}
 	return l, nil
 }
@@ -366,9 +368,20 @@ func (l *Ledger) calibrate(r Round) (float64, error) {
 		}
 		sigma = s
 	}
+	// Under PLD, budget groups with the same rates in every round so far
+	// and the same rate, cap and δ now ask the same question (their
+	// histories are equal): one calibration answers all of them.
+	asked := map[string]bool{}
 	for k, c := range l.classes {
 		if r.Rates[k] == 0 || l.acc == AccountingPaper {
 			continue
+		}
+		if l.acc == AccountingPLD {
+			key := l.requestKey(k, r)
+			if asked[key] {
+				continue
+			}
+			asked[key] = true
 		}
 		if sigma > 0 && l.acc != AccountingPLD {
 			// A class that already meets its cap at the σ so far cannot
@@ -412,6 +425,19 @@ func (l *Ledger) calibrate(r Round) (float64, error) {
 		}
 		sigma += privacy.CalibrationTolerance
 	}
+}
+
+// requestKey identifies class k's calibration question in round r: its
+// rates in the charged rounds (which, with the rounds' public σ, q and
+// steps, determine its history), its rate, its cap and its δ.
+func (l *Ledger) requestKey(k int, r Round) string {
+	var b strings.Builder
+	for _, past := range l.rounds {
+		fmt.Fprintf(&b, "%x,", math.Float64bits(past.Rates[k]))
+	}
+	c := l.classes[k]
+	fmt.Fprintf(&b, "|%x|%x|%x", math.Float64bits(r.Rates[k]), math.Float64bits(r.Caps[k]), math.Float64bits(c.budget.Delta))
+	return b.String()
 }
 
 // fits reports whether every eligible class stays within its cap after

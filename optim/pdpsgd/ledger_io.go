@@ -95,6 +95,7 @@ func (l *Ledger) UnmarshalJSON(data []byte) error {
 		}
 		if c.pld != nil {
 			c.pld.ShareCache(shared)
+			c.pld.DropOptimistic()
 		}
 		res, err := c.epsilon(&nl)
 		if err != nil {
