@@ -34,11 +34,15 @@ type PDPConfig struct {
 	BudgetMin    float64 `json:"budget_min,omitempty" yaml:"budget_min,omitempty"`
 	BudgetMax    float64 `json:"budget_max,omitempty" yaml:"budget_max,omitempty"`
 	BudgetK      float64 `json:"budget_k,omitempty" yaml:"budget_k,omitempty"`
-	// Accounting is "rdp" (default: per-example RDP with per-step
-	// personalized Poisson sampling) or "paper" (Theorem 4.2 per round with
-	// D_R drawn once per round, Theorem 4.3 across rounds, δ_R = δ_i/k);
-	// see optim/pdpsgd.NewPaperLedger for its validity conditions; or "pld"
-	// (AccountingRDP's argument on the PLD accountant, NewPLDLedger).
+	// Accounting is "pld" (the default, also for ""): the per-example
+	// argument of AccountingRDP (per-step personalized Poisson sampling,
+	// each example's steps are Poisson-subsampled Gaussians at its rates
+	// q·π_i) on the PLD accountant, whose dominating pairs are proven for
+	// exactly that mechanism (NewPLDLedger); "rdp" (the same argument on
+	// per-example RDP); or "paper" (Theorem 4.2 per round with D_R drawn
+	// once per round, Theorem 4.3 across rounds, δ_R = δ_i/k; see
+	// optim/pdpsgd.NewPaperLedger for its validity conditions). A resumed
+	// run with "" keeps its checkpoint's accounting.
 	Accounting string `json:"accounting,omitempty" yaml:"accounting,omitempty"`
 }
 
@@ -85,10 +89,11 @@ func PDPPresets() map[string]func(*TrainConfig) {
 	}
 }
 
-// accounting returns the configured accounting ("" means rdp).
+// accounting returns the configured accounting ("" means pld: every PDP
+// method's step is a Poisson-subsampled Gaussian, whose PLD is proven).
 func (c *PDPConfig) accounting() pdpsgd.Accounting {
 	if c.Accounting == "" {
-		return pdpsgd.AccountingRDP
+		return pdpsgd.AccountingPLD
 	}
 	return pdpsgd.Accounting(c.Accounting)
 }

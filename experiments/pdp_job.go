@@ -223,7 +223,7 @@ func buildPDPJob(cfg TrainConfig, ck *checkpoint) (*pdpJob, error) {
 		return fail("PDP state version %d, this trainer reads %d", j.st.Version, pdpStateVersion)
 	case j.st.Ledger == nil || !j.st.Ledger.SameBudgets(budgets):
 		return fail("the ledger's budgets differ from the configuration's")
-	case j.st.Ledger.Accounting() != cfg.PDP.accounting():
+	case cfg.PDP.Accounting != "" && j.st.Ledger.Accounting() != cfg.PDP.accounting():
 		return fail("the run uses %s accounting, the configuration %s", j.st.Ledger.Accounting(), cfg.PDP.accounting())
 	case j.st.Rounds != rounds || j.st.RoundSteps != roundSteps:
 		return fail("the run was planned as %d rounds of %d steps, the configuration now gives %d of %d: the run length of a personalized run cannot change", j.st.Rounds, j.st.RoundSteps, rounds, roundSteps)

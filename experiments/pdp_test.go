@@ -90,6 +90,9 @@ func TestPDPMethodsOnMNIST(t *testing.T) {
 		{"pdp-sgd", "fixed", "rdp", 2},
 		{"pdp-sgd", "adaptive", "rdp", 2},
 		{"pdp-sgd", "fixed", "paper", 2},
+		{"pdp-dpsgd", "fixed", "", 1}, // the default: pld
+		{"pdp-adapdp", "fixed", "pld", 2},
+		{"pdp-sgd", "fixed", "pld", 2},
 	} {
 		t.Run(tc.method+"-"+tc.loss+"-"+tc.accounting, func(t *testing.T) {
 			c := pdpRun(tc.method, filepath.Join(dir, tc.method+tc.loss+tc.accounting))
@@ -117,6 +120,10 @@ func TestPDPMethodsOnMNIST(t *testing.T) {
 			paper := strings.Contains(g.Statement, "Theorem 4.2 per round")
 			if paper != (tc.accounting == "paper") || g.DeltaMax > 1e-5 {
 				t.Errorf("%s accounting: guarantee %+v", tc.accounting, g)
+			}
+			if want := map[string]string{"": "pld"}[tc.accounting]; (want != "" && string(g.Accounting) != want) || (want == "" && string(g.Accounting) != tc.accounting) ||
+				(g.Accounting == "pld") != strings.Contains(g.Statement, "privacy loss distributions") {
+				t.Errorf("%q accounting: the guarantee says %q: %s", tc.accounting, g.Accounting, g.Statement)
 			}
 			var maxSpent float64
 			for _, r := range rows {

@@ -142,15 +142,21 @@ func randomnessNote(cfg TrainConfig) string {
 // ε so far, the PTR outcome bit and the trim level F (a function of the
 // earlier bits and the public configuration). Batch size, loss, Δ, Δ̂,
 // trimmed and corrupted counts go to diagnostics.jsonl only.
+//
+// Under the PLD accountant, epsilon is the certified ε after epsilon_steps
+// (≥ step+1) steps, an upper bound on the ε so far that is composed on a
+// grid of step counts (optim.StepResult.EpsilonSteps); epsilon_steps is
+// absent under RDP, whose ε is the ε so far.
 type publicStep struct {
-	Step    int     `json:"step"`
-	Epsilon float64 `json:"epsilon,omitempty"`
-	Branch  string  `json:"branch,omitempty"`
-	F       int     `json:"f,omitempty"`
+	Step         int     `json:"step"`
+	Epsilon      float64 `json:"epsilon,omitempty"`
+	EpsilonSteps int     `json:"epsilon_steps,omitempty"`
+	Branch       string  `json:"branch,omitempty"`
+	F            int     `json:"f,omitempty"`
 }
 
 func publicStepOf(r optim.StepResult) publicStep {
-	return publicStep{Step: r.Step, Epsilon: r.Epsilon, Branch: r.Branch, F: r.F}
+	return publicStep{Step: r.Step, Epsilon: r.Epsilon, EpsilonSteps: r.EpsilonSteps, Branch: r.Branch, F: r.F}
 }
 
 // runLogs are a run's public and operator-only per-step logs.

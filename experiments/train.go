@@ -609,7 +609,7 @@ func (j *job) finish(steps int) (*Summary, error) {
 			s.Unproven = !g.Proven
 		}
 		j.acctTime += time.Since(t0)
-		s.AccountingSeconds = j.acctTime.Seconds()
+		s.AccountingSeconds = (j.acctTime + j.trainer.StepEpsilonTime()).Seconds()
 	}
 	if err := model.Save(filepath.Join(j.cfg.Out, finalModel), j.model); err != nil {
 		return nil, err

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"time"
 
 	"github.com/privtrain/privtrain/aggregate"
 	"github.com/privtrain/privtrain/datasets"
@@ -107,15 +108,18 @@ type StepResult struct {
 	BatchSize int     `json:"batch_size"`
 	Loss      float64 `json:"loss"`
 	Epsilon   float64 `json:"epsilon,omitempty"`
-	// Accountant names the accountant of Epsilon (per-step ε is reported
-	// by the RDP accountant only: a PLD query re-convolves the history).
-	Accountant string  `json:"accountant,omitempty"`
-	Branch     string  `json:"branch,omitempty"`
-	Delta      int     `json:"delta,omitempty"`
-	DeltaHat   float64 `json:"delta_hat,omitempty"`
-	F          int     `json:"f,omitempty"`
-	Trimmed    int     `json:"trimmed,omitempty"`
-	Corrupted  int     `json:"corrupted,omitempty"`
+	// Accountant names the accountant of Epsilon. Under PLD, Epsilon is the
+	// certified ε after EpsilonSteps ≥ Step+1 steps of the history (on a
+	// grid of step counts, see privacy.PLDAccountant.EpsilonBound), an upper
+	// bound on the ε so far; under RDP it is the ε so far.
+	Accountant   string  `json:"accountant,omitempty"`
+	EpsilonSteps int     `json:"epsilon_steps,omitempty"`
+	Branch       string  `json:"branch,omitempty"`
+	Delta        int     `json:"delta,omitempty"`
+	DeltaHat     float64 `json:"delta_hat,omitempty"`
+	F            int     `json:"f,omitempty"`
+	Trimmed      int     `json:"trimmed,omitempty"`
+	Corrupted    int     `json:"corrupted,omitempty"`
 }
 
 // Trainer runs training steps. It is not safe for concurrent use.
@@ -129,6 +133,8 @@ type Trainer struct {
 	budgetTarget        float64
 	budgetBase, budgetN int
 	budgetValid         bool
+	// boundTime is the time spent on per-step PLD ε (EpsilonBound).
+	boundTime time.Duration
 
 	x       []float32
 	labels  []int
@@ -204,6 +210,10 @@ func NewTrainer(cfg Config) (*Trainer, error) {
 	t.out = make([]float32, t.p)
 	return t, nil
 }
+
+// StepEpsilonTime is the time Step spent on the per-step ε of the PLD
+// accountant (part of a run's accounting overhead).
+func (t *Trainer) StepEpsilonTime() time.Duration { return t.boundTime }
 
 // StepMechanism is the subsampled mechanism composed per private step (nil
 // for non-private training).
@@ -343,6 +353,21 @@ func (t *Trainer) Step(step int) (StepResult, error) {
 			return res, fmt.Errorf("step %d: accounting: %w", step, err)
 		}
 		res.Epsilon, res.Accountant = eps.Epsilon, privacy.KindRDP
+	} else if pa, ok := t.cfg.Accountant.(*privacy.PLDAccountant); ok {
+		// PLD: a certified bound on the ε so far, composed on a grid of
+		// step counts and cached (PLDAccountant.EpsilonBound), capped at the
+		// budget's allowance when one is planned.
+		limit := 0
+		if t.budgetValid {
+			limit = t.budgetBase + t.budgetN
+		}
+		t0 := time.Now()
+		eps, err := pa.EpsilonBound(t.cfg.Delta, limit)
+		t.boundTime += time.Since(t0)
+		if err != nil {
+			return res, fmt.Errorf("step %d: accounting: %w", step, err)
+		}
+		res.Epsilon, res.Accountant, res.EpsilonSteps = eps.Epsilon, privacy.KindPLD, eps.Steps
 	}
 	if t.cfg.Trim != nil && rep.Branch != "" {
 		if tr, ok := t.cfg.Aggregator.(aggregate.Trimmer); ok {

@@ -11,7 +11,8 @@ import (
 
 // With a PLD accountant the trainer composes every step, the budget check
 // stops exactly when one more step would exceed the target (the same answer
-// as composing and querying), and per-step ε is left to the RDP accountant.
+// as composing and querying), and the per-step ε is a certified bound that
+// ends at the accountant's own ε.
 func TestPLDAccountantBudget(t *testing.T) {
 	data := mnistSlice(t, 64)
 	agg, err := aggregate.New("sum", aggregate.Config{Sigma: 2, ClipNorm: 1})
@@ -35,6 +36,7 @@ func TestPLDAccountantBudget(t *testing.T) {
 	}
 	const target = 1.0
 	steps := 0
+	var last StepResult
 	for ; steps < maxSteps; steps++ {
 		ok, err := tr.NextStepFits(target)
 		if err != nil {
@@ -47,14 +49,26 @@ func TestPLDAccountantBudget(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Epsilon != 0 || res.Accountant != "" {
-			t.Fatalf("per-step ε from the PLD accountant: %+v", res)
+		// Per-step ε: a certified bound at a grid count between the steps
+		// so far and the budget's allowance, never below the exact ε.
+		if res.Accountant != privacy.KindPLD || res.EpsilonSteps < steps+1 || res.Epsilon > target {
+			t.Fatalf("step %d: per-step ε %+v", steps, res)
 		}
+		if steps%10 == 0 {
+			g, _ := acct.EpsilonFor(1e-5)
+			if res.Epsilon < g.Epsilon {
+				t.Fatalf("step %d: per-step ε %v below the exact %v", steps, res.Epsilon, g.Epsilon)
+			}
+		}
+		last = res
 	}
 	if steps == 0 || steps == maxSteps || acct.Steps() != steps {
 		t.Fatalf("ran %d steps, accountant holds %d", steps, acct.Steps())
 	}
 	g, _ := acct.EpsilonFor(1e-5)
+	if last.EpsilonSteps != steps || last.Epsilon != g.Epsilon {
+		t.Errorf("last step: per-step ε %v after %d steps, the accountant's %v after %d", last.Epsilon, last.EpsilonSteps, g.Epsilon, steps)
+	}
 	next := acct.CloneAccountant()
 	next.Compose(tr.StepMechanism(), 1)
 	gn, _ := next.EpsilonFor(1e-5)

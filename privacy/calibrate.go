@@ -39,6 +39,13 @@ type CalibrationRequest struct {
 	Accountant  string
 	PLDInterval float64
 	PriorPLD    *PLDAccountant
+	// Floor > 0 (PLD only) says that σ below Floor is of no use to the
+	// caller, who takes a maximum over several requests (PDP-SGD's σ over
+	// budget classes): when Floor already meets the target — on the search
+	// grid's certified upper bound, else on the certified grid (see
+	// calibrateSigmaPLD) — CalibrateSigma returns Floor at the cost of one
+	// or two evaluations.
+	Floor float64
 }
 
 // CalibrateSigma returns the smallest noise multiplier σ (to
@@ -70,6 +77,9 @@ func CalibrateSigma(req CalibrationRequest) (float64, error) {
 	case "", KindRDP:
 		if req.PriorPLD != nil {
 			return 0, fmt.Errorf("calibrate σ: a PLD prior needs accountant %q", KindPLD)
+		}
+		if req.Floor != 0 {
+			return 0, fmt.Errorf("calibrate σ: a floor needs accountant %q", KindPLD)
 		}
 	case KindPLD:
 		return calibrateSigmaPLD(req)
@@ -115,45 +125,14 @@ func CalibrateSigma(req CalibrationRequest) (float64, error) {
 	return bisectSigma(epsAt, req.TargetEpsilon)
 }
 
-// calibrateSigmaPLD is CalibrateSigma on the PLD accountant: each candidate
-// σ composes the prior with Steps runs of SubsampledGaussian{Q, σ}
-// canonically (bit for bit what the accountant will report).
-func calibrateSigmaPLD(req CalibrationRequest) (float64, error) {
-	if req.Prior != nil || req.Orders != nil {
-		return 0, fmt.Errorf("calibrate σ: RDP prior or orders given with the PLD accountant")
-	}
-	prior := req.PriorPLD
-	if prior == nil {
-		var err error
-		if prior, err = NewPLDAccountant(req.PLDInterval); err != nil {
-			return 0, fmt.Errorf("calibrate σ: %w", err)
-		}
-	} else if req.PLDInterval != 0 && req.PLDInterval != prior.Interval() {
-		return 0, fmt.Errorf("calibrate σ: interval %v differs from the prior's %v", req.PLDInterval, prior.Interval())
-	}
-	if prior.Steps() > 0 {
-		g, err := prior.EpsilonFor(req.Delta)
-		if err != nil {
-			return 0, fmt.Errorf("calibrate σ: %w", err)
-		}
-		if g.Epsilon >= req.TargetEpsilon {
-			return 0, fmt.Errorf("calibrate σ: the prior history alone spends ε = %v ≥ target %v", g.Epsilon, req.TargetEpsilon)
-		}
-	}
-	epsAt := func(sigma float64) (float64, error) {
-		a := prior.cloneP()
-		if err := a.Compose(SubsampledGaussian{Q: req.Q, Sigma: sigma}, req.Steps); err != nil {
-			return 0, err
-		}
-		g, err := a.EpsilonFor(req.Delta)
-		return g.Epsilon, err
-	}
-	return bisectSigma(epsAt, req.TargetEpsilon)
-}
-
 // bisectSigma returns the smallest σ (to CalibrationTolerance) with
 // epsAt(σ) ≤ target, for epsAt decreasing in σ.
 func bisectSigma(epsAt func(float64) (float64, error), target float64) (float64, error) {
+	return bisectSigmaTol(epsAt, target, CalibrationTolerance)
+}
+
+// bisectSigmaTol is bisectSigma to absolute tolerance tol.
+func bisectSigmaTol(epsAt func(float64) (float64, error), target, tol float64) (float64, error) {
 	hi := 1.0
 	for {
 		e, err := epsAt(hi)
@@ -177,12 +156,12 @@ func bisectSigma(epsAt func(float64) (float64, error), target float64) (float64,
 			break
 		}
 		hi = lo
-		if lo /= 2; lo < CalibrationTolerance {
+		if lo /= 2; lo < tol {
 			return hi, nil
 		}
 	}
 	// Invariant: ε(lo) > target ≥ ε(hi).
-	for hi-lo > CalibrationTolerance {
+	for hi-lo > tol {
 		mid := lo + (hi-lo)/2
 		e, err := epsAt(mid)
 		if err != nil {

@@ -37,5 +37,10 @@
 //     states the proof and the floating-point assumptions).
 //   - PrivacyAccountant: one interface over the RDP accountant
 //     (RDPAccounting) and the PLD accountant (PLDAccountant); LoadAccountant
-//     restores either from JSON; MaxSteps answers budget questions.
+//     restores either from JSON; MaxSteps answers budget questions;
+//     PLDAccountant.EpsilonBound is a cached certified per-step ε.
+//   - CalibrateSigma on PLD (pld_calibrate.go) searches on a coarser,
+//     still certified grid and refines on the accountant's grid; squaring
+//     chains, prefix compositions and shared step PLDs (PLDCache) make
+//     repeated queries cheap, bit for bit equal to fresh ones.
 package privacy

@@ -29,6 +29,22 @@ type PLDAccountant struct {
 	index    map[string]int
 	history  []historyEntry
 	cache    *PLD
+	// prefix[i] caches the canonical composition of mechs[0..i] at the
+	// counts prefixCount[0..i] (nil while every count so far is 0): a
+	// query after composing only the last mechanism re-composes that
+	// mechanism alone. The PLDs are immutable and shared with clones.
+	prefix      []*PLD
+	prefixCount []int64
+	// upperOnly drops the optimistic estimates (internal searches that only
+	// need the upper bound).
+	upperOnly bool
+	// shared, if not nil, shares discretized PLDs with other accountants
+	// (see PLDCache).
+	shared *PLDCache
+	// bound caches the last EpsilonBound answer, boundCache the coarse
+	// PLDs it composes.
+	bound      *boundAnswer
+	boundCache *PLDCache
 	// version counts Compose calls; maxSteps caches the last MaxSteps
 	// answer for this version (a budget plan and the trainer's first
 	// budget check ask the same question).
@@ -139,13 +155,62 @@ func (a *PLDAccountant) lookup(m Mechanism) (int, error) {
 	if idx, ok := a.index[key]; ok {
 		return idx, nil
 	}
-	base, err := NewPLD(m, a.interval)
-	if err != nil {
-		return 0, fmt.Errorf("pld accountant: %w", err)
+	var base *PLD
+	ckey := fmt.Sprintf("%s|%x|%v", key, math.Float64bits(a.interval), a.upperOnly)
+	if a.shared != nil {
+		base = a.shared.m[ckey]
+	}
+	if base == nil {
+		var err error
+		if base, err = a.newBase(m); err != nil {
+			return 0, err
+		}
+		if a.shared != nil {
+			a.shared.m[ckey] = base
+		}
 	}
 	a.mechs = append(a.mechs, &pldComposed{spec: m.Spec(), mech: m, base: base})
 	a.index[key] = len(a.mechs) - 1
 	return len(a.mechs) - 1, nil
+}
+
+// PLDCache shares discretized mechanism PLDs between accountants (with
+// their cached squaring chains and last self-composition, see
+// PLD.SelfCompose): accountants of PDP-SGD's budget classes that compose
+// the same step mechanism discretize and self-compose it once. Results are
+// bit for bit those of unshared accountants. Not safe for concurrent use.
+type PLDCache struct {
+	m map[string]*PLD
+}
+
+// DropOptimistic stops the accountant (and its later clones) from composing
+// the optimistic estimates of mechanisms it discretizes from now on, for
+// callers that use only the certified upper bound (the PDP ledger): queries
+// then report Optimistic = NaN. The upper estimates, hence every certified
+// ε and δ, are bit for bit the same (composing them never reads the
+// optimistic ones), at half the cost.
+func (a *PLDAccountant) DropOptimistic() {
+	a.upperOnly = true
+	a.cache, a.prefix, a.prefixCount = nil, nil, nil
+}
+
+// NewPLDCache returns an empty cache.
+func NewPLDCache() *PLDCache { return &PLDCache{m: map[string]*PLD{}} }
+
+// ShareCache makes the accountant (and its later clones) look up and store
+// discretized PLDs in c.
+func (a *PLDAccountant) ShareCache(c *PLDCache) { a.shared = c }
+
+// newBase discretizes m at the accountant's interval.
+func (a *PLDAccountant) newBase(m Mechanism) (*PLD, error) {
+	base, err := NewPLD(m, a.interval)
+	if err != nil {
+		return nil, fmt.Errorf("pld accountant: %w", err)
+	}
+	if a.upperOnly {
+		base = base.upperOnly()
+	}
+	return base, nil
 }
 
 // Steps returns the total number of composed runs.
@@ -175,20 +240,30 @@ func (a *PLDAccountant) Composed() (*PLD, error) {
 		a.cache = a.verified.pld
 		return a.cache, nil
 	}
+	// The first mechanism whose count differs from the cached prefix's.
+	start := 0
+	for start < len(a.prefix) && start < len(a.mechs) && a.prefixCount[start] == a.mechs[start].count {
+		start++
+	}
+	a.prefix, a.prefixCount = a.prefix[:start], a.prefixCount[:start]
 	var total *PLD
-	for _, c := range a.mechs {
-		if c.count == 0 {
-			continue
+	if start > 0 {
+		total = a.prefix[start-1]
+	}
+	for _, c := range a.mechs[start:] {
+		if c.count > 0 {
+			p, err := c.base.SelfCompose(int(c.count))
+			if err != nil {
+				return nil, fmt.Errorf("pld accountant: %w", err)
+			}
+			if total == nil {
+				total = p
+			} else if total, err = total.Compose(p); err != nil {
+				return nil, fmt.Errorf("pld accountant: %w", err)
+			}
 		}
-		p, err := c.base.SelfCompose(int(c.count))
-		if err != nil {
-			return nil, fmt.Errorf("pld accountant: %w", err)
-		}
-		if total == nil {
-			total = p
-		} else if total, err = total.Compose(p); err != nil {
-			return nil, fmt.Errorf("pld accountant: %w", err)
-		}
+		a.prefix = append(a.prefix, total)
+		a.prefixCount = append(a.prefixCount, c.count)
 	}
 	a.cache = total
 	return total, nil
@@ -350,7 +425,8 @@ func (p *PLD) upperOnly() *PLD {
 // cloneP copies the accountant (the discretized PLDs are immutable and shared).
 func (a *PLDAccountant) cloneP() *PLDAccountant {
 	b := &PLDAccountant{interval: a.interval, index: make(map[string]int, len(a.index)),
-		history: append([]historyEntry(nil), a.history...), cache: a.cache, version: a.version, maxSteps: a.maxSteps, verified: a.verified}
+		history: append([]historyEntry(nil), a.history...), cache: a.cache, version: a.version, maxSteps: a.maxSteps, verified: a.verified,
+		prefix: append([]*PLD(nil), a.prefix...), prefixCount: append([]int64(nil), a.prefixCount...), upperOnly: a.upperOnly, shared: a.shared}
 	for _, c := range a.mechs {
 		cc := *c
 		b.mechs = append(b.mechs, &cc)

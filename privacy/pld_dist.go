@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 )
 
 // PLD is the discretized privacy loss distribution of a mechanism or of a
@@ -17,6 +18,15 @@ import (
 type PLD struct {
 	interval float64
 	dirs     [2]*pldDirection // remove, add; the same pointer when symmetric
+	// squares caches the repeated-squaring chain p^(2^k) of SelfCompose
+	// (squares[0] = p itself is implicit): every self-composition of p
+	// shares it, so SelfCompose(n) after SelfCompose(m ≥ n) costs
+	// popcount(n) − 1 convolutions and gives bit for bit the same PLD.
+	sqMu    sync.Mutex
+	squares []*PLD
+	// selfN and self cache the last SelfCompose(selfN) result.
+	selfN int
+	self  *PLD
 }
 
 // pldDirection is one direction's two estimates.
@@ -115,33 +125,60 @@ func (p *PLD) Compose(o *PLD) (*PLD, error) {
 }
 
 // SelfCompose returns the PLD of n ≥ 1 runs of p, by repeated squaring
-// (O(log n) convolutions). The result is a pure function of (p, n).
+// (O(log n) convolutions): the product, in increasing k, of the squares
+// p^(2^k) for the set bits k of n. The squares are cached in p (see
+// PLD.squares), so a later SelfCompose of p costs only the products. The
+// result is a pure function of (p, n).
 func (p *PLD) SelfCompose(n int) (*PLD, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("pld: self-composition count must be ≥ 1, got %d", n)
 	}
+	p.sqMu.Lock()
+	if p.selfN == n {
+		defer p.sqMu.Unlock()
+		return p.self, nil
+	}
+	p.sqMu.Unlock()
 	var acc *PLD
-	base := p
-	for {
-		if n&1 == 1 {
-			if acc == nil {
-				acc = base
-			} else {
-				var err error
-				if acc, err = acc.Compose(base); err != nil {
-					return nil, err
-				}
-			}
+	for k := 0; n>>k != 0; k++ {
+		if (n>>k)&1 == 0 {
+			continue
 		}
-		n >>= 1
-		if n == 0 {
-			return acc, nil
+		sq, err := p.square(k)
+		if err != nil {
+			return nil, err
 		}
-		var err error
-		if base, err = base.Compose(base); err != nil {
+		if acc == nil {
+			acc = sq
+		} else if acc, err = acc.Compose(sq); err != nil {
 			return nil, err
 		}
 	}
+	p.sqMu.Lock()
+	p.selfN, p.self = n, acc
+	p.sqMu.Unlock()
+	return acc, nil
+}
+
+// square returns p^(2^k), computing and caching the chain up to k.
+func (p *PLD) square(k int) (*PLD, error) {
+	if k == 0 {
+		return p, nil
+	}
+	p.sqMu.Lock()
+	defer p.sqMu.Unlock()
+	for len(p.squares) < k {
+		last := p
+		if n := len(p.squares); n > 0 {
+			last = p.squares[n-1]
+		}
+		next, err := last.Compose(last)
+		if err != nil {
+			return nil, err
+		}
+		p.squares = append(p.squares, next)
+	}
+	return p.squares[k-1], nil
 }
 
 // PLDGuarantee is an (ε, δ) statement from a PLD: the certified upper bound

@@ -288,7 +288,7 @@ func parsePDPTable(args []string, stderr io.Writer) (*grid.Grid, *flag.FlagSet, 
 	presets := fs.String("presets", "pdp-mnist,pdp-fashion-mnist", "comma-separated presets: pdp-mnist, pdp-fashion-mnist, pdp-svhn")
 	fs.StringVar(&t.DataDir, "data-dir", "", "data directory (default $PRIVTRAIN_DATA; MNIST needs none)")
 	methods := fs.String("methods", strings.Join(grid.PDPMethods(), ","), "comma-separated methods")
-	acc := fs.String("accounting", "rdp", "comma-separated accountings: rdp, paper")
+	acc := fs.String("accounting", "pld,rdp", "comma-separated PDP accountings: pld, rdp, paper")
 	seeds := fs.String("seeds", "1-3", "comma-separated seeds or ranges (1-3)")
 	fs.Float64Var(&t.Epochs, "epochs", 25, "epochs per run (multi-round methods split them over --rounds)")
 	fs.IntVar(&t.Rounds, "rounds", 2, "rounds k of pdp-sgd and pdp-adapdp")

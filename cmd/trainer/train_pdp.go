@@ -20,7 +20,7 @@ func addPDPFlags(fs *flag.FlagSet, c *experiments.PDPConfig) {
 	fs.IntVar(&c.BudgetGroups, "budget-groups", orDefaultI(c.BudgetGroups, 20), "PDP generated budgets: number of privacy groups")
 	fs.Float64Var(&c.BudgetMin, "budget-min", orDefaultF(c.BudgetMin, 0.5), "PDP generated budgets: smallest ε")
 	fs.Float64Var(&c.BudgetMax, "budget-max", orDefaultF(c.BudgetMax, 1), "PDP generated budgets: largest ε")
-	fs.StringVar(&c.Accounting, "pdp-accounting", orDefault(c.Accounting, "rdp"), "PDP accounting: rdp (per-example RDP, personalized Poisson rates in every step) | paper (Theorem 4.2 per round with D_R drawn once per round + Theorem 4.3 across rounds, δ_R = δ/k) | pld (per-example PLD accountant; --pld-interval)")
+	fs.StringVar(&c.Accounting, "pdp-accounting", orDefault(c.Accounting, "pld"), "PDP accounting: pld (per-example PLD accountant, personalized Poisson rates in every step; --pld-interval) | rdp (the same on per-example RDP) | paper (Theorem 4.2 per round with D_R drawn once per round + Theorem 4.3 across rounds, δ_R = δ/k)")
 	fs.Float64Var(&c.BudgetK, "budget-k", c.BudgetK, "PDP generated budgets: skew k of counts ∝ c1·e^{kε}+c2 (0: uniform; ±0.2 use the paper's constants)")
 }
 

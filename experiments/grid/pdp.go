@@ -19,8 +19,11 @@ type PDPTable struct {
 	DataDir string
 	// Methods are pdp-dpsgd, pdp-sampling, pdp-adapdp, pdp-sgd-fixed and
 	// pdp-sgd-adaptive (pdp-sgd with the loss_f or loss_a threshold).
-	Methods     []string
-	Accountings []string // rdp, paper
+	Methods []string
+	// Accountings are the PDP accountings (pld, rdp, paper); a cell's
+	// TrainConfig names its accounting explicitly, so the keys of rdp and
+	// paper cells are those they had before pld existed.
+	Accountings []string
 	Seeds       []uint64
 	// Epochs is the run length of every method (the paper's Table 2
 	// iteration counts are ≈ 25 epochs at batch 64); the multi-round

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 
 	"github.com/privtrain/privtrain/privacy"
 )
@@ -32,6 +33,21 @@ type Ledger struct {
 	class       []int // example → class
 	classes     []*class
 	rounds      []Round
+	// memo caches after's PLD results until the next Charge: planning
+	// checks the caps (fits) with the same compositions that Charge then
+	// records, each costing a full PLD composition of the class history.
+	memo map[afterKey]afterResult
+}
+
+type afterKey struct {
+	c            *class
+	sigma, q, pi float64
+	steps        int
+}
+
+type afterResult struct {
+	res privacy.EpsilonResult
+	pld *privacy.PLDAccountant
 }
 
 type class struct {
@@ -126,11 +142,16 @@ func NewPLDLedger(budgets []Budget, h float64) (*Ledger, error) {
 		return nil, err
 	}
 	l.acc = AccountingPLD
+	// The classes share discretized step PLDs: classes sampled at the same
+	// rate in a round (every class with π = 1) compose the same mechanism.
+	shared := privacy.NewPLDCache()
 	for _, c := range l.classes {
 		c.acct = nil
 		if c.pld, err = privacy.NewPLDAccountant(h); err != nil {
 			return nil, fmt.Errorf("ledger: %w", err)
 		}
+		c.pld.ShareCache(shared)
+		c.pld.DropOptimistic() // the ledger uses the certified bound only
 	}
 	return l, nil
 }
@@ -306,12 +327,24 @@ func mechanism(sigma, q, pi float64) privacy.Mechanism {
 // class's accountant after them (RDP, or PLD under AccountingPLD).
 func (l *Ledger) after(c *class, sigma, q, pi float64, steps int) (privacy.EpsilonResult, *privacy.Accountant, *privacy.PLDAccountant, error) {
 	if l.acc == AccountingPLD {
+		key := afterKey{c: c, sigma: sigma, q: q, pi: pi, steps: steps}
+		if m, ok := l.memo[key]; ok {
+			return m.res, nil, m.pld, nil
+		}
 		a := c.pld.CloneAccountant().(*privacy.PLDAccountant)
 		if err := a.Compose(mechanism(sigma, q, pi), steps); err != nil {
 			return privacy.EpsilonResult{}, nil, nil, err
 		}
 		g, err := a.EpsilonFor(c.budget.Delta)
-		return privacy.EpsilonResult{Epsilon: g.Epsilon, Delta: g.Delta, Steps: g.Steps, Proven: g.Proven}, nil, a, err
+		if err != nil {
+			return privacy.EpsilonResult{}, nil, nil, err
+		}
+		res := privacy.EpsilonResult{Epsilon: g.Epsilon, Delta: g.Delta, Steps: g.Steps, Proven: g.Proven}
+		if l.memo == nil {
+			l.memo = map[afterKey]afterResult{}
+		}
+		l.memo[key] = afterResult{res: res, pld: a}
+		return res, nil, a, nil
 	}
 	a := c.acct.Clone()
 	if err := a.Compose(mechanism(sigma, q, pi), steps); err != nil {
@@ -335,11 +368,22 @@ func (l *Ledger) calibrate(r Round) (float64, error) {
 		}
 		sigma = s
 	}
+	// Under PLD, budget groups with the same rates in every round so far
+	// and the same rate, cap and δ now ask the same question (their
+	// histories are equal): one calibration answers all of them.
+	asked := map[string]bool{}
 	for k, c := range l.classes {
 		if r.Rates[k] == 0 || l.acc == AccountingPaper {
 			continue
 		}
-		if sigma > 0 {
+		if l.acc == AccountingPLD {
+			key := l.requestKey(k, r)
+			if asked[key] {
+				continue
+			}
+			asked[key] = true
+		}
+		if sigma > 0 && l.acc != AccountingPLD {
 			// A class that already meets its cap at the σ so far cannot
 			// raise the maximum: one accountant evaluation instead of a
 			// bisection. With many budget groups this keeps planning
@@ -353,8 +397,11 @@ func (l *Ledger) calibrate(r Round) (float64, error) {
 			Conversion: l.conv, Prior: c.acct,
 		}
 		if l.acc == AccountingPLD {
-			// Algorithm 4 on the class's PLD history.
-			req.Prior, req.Accountant, req.PriorPLD = nil, privacy.KindPLD, c.pld
+			// Algorithm 4 on the class's PLD history. Floor: a class that
+			// already meets its cap at the σ so far cannot raise the
+			// maximum, which the calibrator checks with one evaluation on
+			// its (certified, coarser) search grid.
+			req.Prior, req.Accountant, req.PriorPLD, req.Floor = nil, privacy.KindPLD, c.pld, sigma
 		}
 		s, err := privacy.CalibrateSigma(req)
 		if err != nil {
@@ -378,6 +425,19 @@ func (l *Ledger) calibrate(r Round) (float64, error) {
 		}
 		sigma += privacy.CalibrationTolerance
 	}
+}
+
+// requestKey identifies class k's calibration question in round r: its
+// rates in the charged rounds (which, with the rounds' public σ, q and
+// steps, determine its history), its rate, its cap and its δ.
+func (l *Ledger) requestKey(k int, r Round) string {
+	var b strings.Builder
+	for _, past := range l.rounds {
+		fmt.Fprintf(&b, "%x,", math.Float64bits(past.Rates[k]))
+	}
+	c := l.classes[k]
+	fmt.Fprintf(&b, "|%x|%x|%x", math.Float64bits(r.Rates[k]), math.Float64bits(r.Caps[k]), math.Float64bits(c.budget.Delta))
+	return b.String()
 }
 
 // fits reports whether every eligible class stays within its cap after
@@ -409,8 +469,36 @@ func (l *Ledger) fits(r Round, sigma float64, steps int) (bool, error) {
 }
 
 // stepsThatFit returns the largest n ≤ r.Steps such that n steps at r.Sigma
-// keep every class within its cap (0 if not even one step fits).
+// keep every class within its cap (0 if not even one step fits). Under
+// AccountingPLD n is the smallest of the classes' MaxSteps answers, checked
+// with fits (MaxSteps' greedy composition can be a step more cautious than
+// the canonical one; never less safe, since fits decides).
 func (l *Ledger) stepsThatFit(r Round) (int, error) {
+	if l.acc == AccountingPLD {
+		// Each class's own allowance (PLDAccountant.MaxSteps: O(log n)
+		// compositions of powers, confirmed on the class's canonical
+		// composition); the round runs the smallest, checked below on
+		// every class, falling back to the search if that check fails.
+		n := r.Steps
+		for k, c := range l.classes {
+			if r.Rates[k] == 0 {
+				continue
+			}
+			m, err := c.pld.MaxSteps(mechanism(r.Sigma, r.Q, r.Rates[k]), math.Min(r.Caps[k], c.budget.Epsilon), c.budget.Delta, n)
+			if err != nil {
+				return 0, fmt.Errorf("ledger plan: %w", err)
+			}
+			n = min(n, m)
+		}
+		if n == 0 {
+			return 0, nil
+		}
+		if ok, err := l.fits(r, r.Sigma, n); err != nil {
+			return 0, fmt.Errorf("ledger plan: %w", err)
+		} else if ok {
+			return n, nil
+		}
+	}
 	n := sort.Search(r.Steps, func(k int) bool {
 		ok, err := l.fits(r, r.Sigma, k+1)
 		return err != nil || !ok
@@ -509,6 +597,7 @@ func (l *Ledger) Charge(r Round) error {
 		c.rounds = append(c.rounds, inc)
 	}
 	l.rounds = append(l.rounds, r)
+	l.memo = nil
 	return nil
 }
 

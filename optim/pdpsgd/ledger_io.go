@@ -88,9 +88,14 @@ func (l *Ledger) UnmarshalJSON(data []byte) error {
 		}
 		nl.classes = append(nl.classes, &class{budget: c.Budget, count: c.Count, acct: c.Accountant, pld: c.PLD, spent: c.Spent, rounds: c.Rounds, retired: c.Retired, deltaSpent: c.DeltaSpent})
 	}
+	shared := privacy.NewPLDCache()
 	for _, c := range nl.classes {
 		if nl.acc == AccountingPaper {
 			break
+		}
+		if c.pld != nil {
+			c.pld.ShareCache(shared)
+			c.pld.DropOptimistic()
 		}
 		res, err := c.epsilon(&nl)
 		if err != nil {
@@ -141,8 +146,11 @@ func (l *Ledger) WriteCSV(w io.Writer) error {
 // (Definition 2.3): every example i is (Spent_i, δ_i)-DP, hence
 // (ε_i, δ_i)-DP for its budget ε_i ≥ Spent_i.
 type Guarantee struct {
-	Examples int `json:"examples"`
-	Rounds   int `json:"rounds"`
+	// Accounting is the ledger's accounting (which accountant produced
+	// the spent ε).
+	Accounting Accounting `json:"accounting,omitempty"`
+	Examples   int        `json:"examples"`
+	Rounds     int        `json:"rounds"`
 	// BudgetMin/Max bound Φ; SpentMin/Max the ε actually spent.
 	BudgetMin float64 `json:"budget_min"`
 	BudgetMax float64 `json:"budget_max"`
@@ -172,7 +180,7 @@ func (l *Ledger) Guarantee() (Guarantee, error) {
 	if err := l.Check(); err != nil {
 		return Guarantee{}, err
 	}
-	g := Guarantee{Examples: len(l.class), Rounds: len(l.rounds), Conversion: l.conv,
+	g := Guarantee{Accounting: l.acc, Examples: len(l.class), Rounds: len(l.rounds), Conversion: l.conv,
 		BudgetMin: math.Inf(1), SpentMin: math.Inf(1), MinSlack: math.Inf(1)}
 	for _, c := range l.classes {
 		b := c.budget
@@ -197,6 +205,11 @@ func (l *Ledger) Guarantee() (Guarantee, error) {
 		return g, nil
 	}
 	g.Theorem45Delta = float64(max(len(l.rounds), 1)) * g.DeltaMax
+	if l.acc == AccountingPLD {
+		g.Statement = fmt.Sprintf("(Φ, Δ)-PDP with Φ = the per-example budgets ε_i ∈ [%.4g, %.4g] (spent ε ∈ [%.4g, %.4g], every spent ε_i ≤ its budget) and Δ = {δ_i} ≤ %g, by per-example composition of the privacy loss distributions of its Poisson-subsampled Gaussian steps over %d rounds (certified PLD upper bound; ZDW22 Theorems 10–11); Theorem 4.5's Δ = R_max·δ = %g also holds",
+			g.BudgetMin, g.BudgetMax, g.SpentMin, g.SpentMax, g.DeltaMax, g.Rounds, g.Theorem45Delta)
+		return g, nil
+	}
 	g.Statement = fmt.Sprintf("(Φ, Δ)-PDP with Φ = the per-example budgets ε_i ∈ [%.4g, %.4g] (spent ε ∈ [%.4g, %.4g], every spent ε_i ≤ its budget) and Δ = {δ_i} ≤ %g, by individual RDP composition over %d rounds (Theorem 4.8); Theorem 4.5's Δ = R_max·δ = %g also holds",
 		g.BudgetMin, g.BudgetMax, g.SpentMin, g.SpentMax, g.DeltaMax, g.Rounds, g.Theorem45Delta)
 	return g, nil

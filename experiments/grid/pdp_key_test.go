@@ -1,0 +1,51 @@
+package grid
+
+import "testing"
+
+// TestPDPTableKeysStable pins the cell keys (run directories) of the rdp and
+// paper cells of the PDP table: they were computed by the code before the
+// pld accounting existed (commit 10ea005), so grids started then resume
+// into the same directories. A pld cell gets a key of its own.
+func TestPDPTableKeysStable(t *testing.T) {
+	want := map[[3]string]string{
+		{"mnist", "rdp", "pdp-dpsgd"}:                "41778268b48701bc",
+		{"mnist", "rdp", "pdp-sampling"}:             "a132a4b6f3c7684c",
+		{"mnist", "rdp", "pdp-adapdp"}:               "4dbf54be8e712c62",
+		{"mnist", "rdp", "pdp-sgd-fixed"}:            "a1aa040bd90399a7",
+		{"mnist", "rdp", "pdp-sgd-adaptive"}:         "5b8378afa15dc98f",
+		{"mnist", "paper", "pdp-sgd-fixed"}:          "60dc94568198f2b0",
+		{"fashion-mnist", "rdp", "pdp-dpsgd"}:        "a7dbdecc2e2dd13c",
+		{"fashion-mnist", "rdp", "pdp-sgd-adaptive"}: "9818278683fe990d",
+		{"fashion-mnist", "paper", "pdp-adapdp"}:     "0c3f3ae81d0ed755",
+	}
+	g, err := PDPTable{Presets: []string{"pdp-mnist", "pdp-fashion-mnist"}, Methods: PDPMethods(),
+		Accountings: []string{"pld", "rdp", "paper"}, Seeds: []uint64{1}, Epochs: 25, Rounds: 2}.Grid()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	found := 0
+	for _, c := range g.Cells {
+		k, err := Key(c.Config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seen[k] {
+			t.Errorf("%v: duplicate key %s", c.Row, k)
+		}
+		seen[k] = true
+		row := [3]string{c.Row[0], c.Row[1], c.Row[2]}
+		if w, ok := want[row]; ok {
+			found++
+			if k != w {
+				t.Errorf("%v: key %s, before pld existed %s", c.Row, k, w)
+			}
+		}
+		if c.Row[1] == "pld" && c.Config.PDP.Accounting != "pld" {
+			t.Errorf("%v: accounting %q", c.Row, c.Config.PDP.Accounting)
+		}
+	}
+	if found != len(want) || len(g.Cells) != 30 {
+		t.Errorf("found %d of %d pinned cells among %d cells (want 30)", found, len(want), len(g.Cells))
+	}
+}
