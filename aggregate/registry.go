@@ -73,13 +73,32 @@ type Config struct {
 	Options map[string]float64
 }
 
-// Planned is implemented by the private rules (sum, tsum, ptr-tsum): the
-// (not subsampled) mechanism every step of theirs is, fixed at
-// construction, or nil when they add no noise. A trainer plans its
-// accounting with it, so secure and float modes are accounted by their own
-// curves.
+// Planned is implemented by the private rules (sum, tsum, ptr-tsum,
+// centered-clip, rgm-sum): the (not subsampled) mechanism every step of
+// theirs is, fixed at construction, or nil when they add no noise. It is
+// the one statement of a run's step mechanism: a trainer plans its
+// accounting with it (so secure and float modes are accounted by their own
+// curves), and the rule's Report.Mechanism of every release is this value.
 type Planned interface {
 	Mechanism() privacy.Mechanism
+}
+
+// PlannedMechanism returns the validated mechanism every private step of a
+// is, for accounting. It fails if a does not implement Planned or plans no
+// noise (a non-private rule or σ = 0).
+func PlannedMechanism(a Aggregator) (privacy.Mechanism, error) {
+	p, ok := a.(Planned)
+	if !ok {
+		return nil, fmt.Errorf("aggregate: rule %s does not state its privacy mechanism (aggregate.Planned), so it cannot be accounted", a.Name())
+	}
+	m := p.Mechanism()
+	if m == nil {
+		return nil, fmt.Errorf("aggregate: rule %s adds no noise (σ = 0): nothing to account", a.Name())
+	}
+	if err := m.Validate(); err != nil {
+		return nil, fmt.Errorf("aggregate: rule %s: mechanism: %w", a.Name(), err)
+	}
+	return m, nil
 }
 
 // Trimmer is implemented by the rules with a trim level F (tsum, ptr-tsum);
@@ -108,9 +127,10 @@ var (
 // that defines the rule. It panics if name is empty, ctor is nil or name is
 // already registered (two rules must never answer to one name).
 //
-// A private rule must report in Report.Mechanism the mechanism its release
-// is, with its sensitivity analysis in its doc comment: the accountant
-// charges exactly what the rule reports.
+// A private rule must implement Planned, stating the mechanism its every
+// release is (with its sensitivity analysis in its doc comment), and report
+// the same value in Report.Mechanism: the accountant charges exactly what
+// the rule plans.
 func Register(name string, ctor Constructor) {
 	if name == "" {
 		panic("aggregate: Register with an empty rule name")

@@ -45,8 +45,10 @@ func NewRGMSum(m privacy.RGM) (*RGMSum, error) {
 // Name returns "rgm-sum".
 func (a *RGMSum) Name() string { return "rgm-sum" }
 
-// Mechanism returns the rule's mechanism.
-func (a *RGMSum) Mechanism() privacy.RGM { return a.mech }
+// Mechanism returns the rule's mechanism, a privacy.RGM (Planned). It has
+// no proven subsampled bound, so a trainer's Poisson-subsampled accounting
+// refuses it.
+func (a *RGMSum) Mechanism() privacy.Mechanism { return a.mech }
 
 // Aggregate writes Σ g_i + N(0, (γ‖Σ g_i‖² + σ²) I) into out.
 func (a *RGMSum) Aggregate(g Grads, rng *rand.Rand, out []float32) (Report, error) {

@@ -275,8 +275,7 @@ func buildJob(cfg TrainConfig, resume *checkpoint) (*job, error) {
 		return nil, fmt.Errorf("model: %w", err)
 	}
 
-	stepMech, err := j.buildAggregator(cfg)
-	if err != nil {
+	if err := j.buildAggregator(cfg); err != nil {
 		return nil, err
 	}
 	if resume != nil {
@@ -288,7 +287,7 @@ func buildJob(cfg TrainConfig, resume *checkpoint) (*job, error) {
 	tc := optim.Config{
 		Model: j.model, Data: train, Labels: true, Sampler: sampler, Aggregator: j.agg,
 		ClipNorm: cfg.ClipNorm, LR: cfg.LR, LRFail: cfg.LRFail, LRPass: cfg.LRPass,
-		Q: q, Delta: cfg.Delta, Conversion: j.conversion, StepMechanism: stepMech,
+		Delta: cfg.Delta, Conversion: j.conversion,
 		Bound: privacy.SubsampleBound(cfg.Bound), AllowUnproven: cfg.AllowUnproven,
 		Corruption: gradCorruption, Seed: optim.DeriveSeed(cfg.Seed, "noise"),
 	}
@@ -305,6 +304,10 @@ func buildJob(cfg TrainConfig, resume *checkpoint) (*job, error) {
 		}
 	}
 	if cfg.Private() {
+		stepMech, err := aggregate.PlannedMechanism(j.agg)
+		if err != nil {
+			return nil, err
+		}
 		if j.acct, err = newAccountant(cfg, privacy.PoissonSubsampled{Base: stepMech, Q: q}, j.conversion, resume); err != nil {
 			return nil, err
 		}
@@ -319,48 +322,20 @@ func buildJob(cfg TrainConfig, resume *checkpoint) (*job, error) {
 	return j, j.planLength()
 }
 
-// buildAggregator creates the method's aggregation rule and returns the
-// mechanism each of its steps is (nil for non-private methods).
-func (j *job) buildAggregator(cfg TrainConfig) (privacy.Mechanism, error) {
-	f := int(math.Round(cfg.TrimFraction * j.expected))
-	// F is the trim level of tsum/ptr-tsum and the assumed number of
-	// Byzantine gradients of krum; TrimFraction is also coord-trimmed-mean's β.
-	ac := aggregate.Config{
-		Sigma: cfg.Sigma, ClipNorm: cfg.ClipNorm, Tau: cfg.Tau, B: cfg.LaplaceB, Delta0: cfg.Delta0,
-		F: f, TrimFraction: cfg.TrimFraction, Radius: cfg.CenteredClipRadius, ExpectedBatch: j.expected,
-		Secure: cfg.SecureNoise && cfg.Private(),
+// buildAggregator creates the method's aggregation rule (none for
+// nonprivate); a private rule states its own step mechanism
+// (aggregate.Planned), which the trainer accounts.
+func (j *job) buildAggregator(cfg TrainConfig) error {
+	name := map[string]string{"dpsgd": "sum", "tsgd-gaussian": "tsum", "tsgd-ptr": "ptr-tsum", "nonprivate-robust": cfg.Rule}[cfg.Method]
+	if name == "" {
+		return nil
 	}
-	var name string
-	var mech privacy.Mechanism
-	switch cfg.Method {
-	case "nonprivate":
-		return nil, nil
-	case "dpsgd":
-		name, mech = "sum", privacy.Gaussian{Sigma: cfg.Sigma}
-	case "tsgd-gaussian":
-		name, mech = "tsum", privacy.Gaussian{Sigma: cfg.Sigma}
-	case "tsgd-ptr":
-		name = "ptr-tsum"
-		mech = privacy.PTR{Sigma1: cfg.Sigma, Tau: cfg.Tau / cfg.ClipNorm, B: cfg.LaplaceB, Delta0: cfg.Delta0}
-	case "nonprivate-robust":
-		name, ac.Sigma = cfg.Rule, 0
-	}
-	agg, err := aggregate.New(name, ac)
+	agg, err := aggregate.New(name, cfg.aggregateConfig(j.expected))
 	if err != nil {
-		return nil, fmt.Errorf("aggregator: %w", err)
+		return fmt.Errorf("aggregator: %w", err)
 	}
 	j.agg = agg
-	if ac.Secure {
-		// The secure release is its own mechanism (discrete noise, see
-		// aggregate.Secure), accounted by its own curve.
-		mech = agg.(aggregate.Planned).Mechanism()
-	}
-	if mech != nil {
-		if err := mech.Validate(); err != nil {
-			return nil, err
-		}
-	}
-	return mech, nil
+	return nil
 }
 
 // planLength fixes the last step from the configured steps/epochs and, for

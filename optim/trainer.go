@@ -61,18 +61,19 @@ type Config struct {
 	// LR is the learning rate; LRFail / LRPass, when > 0, override it after a
 	// failed ("+") / passed ("-") PTR test (η_A, η_B of appendix A.4).
 	LR, LRFail, LRPass float64
-	// Q is the Poisson sampling rate used for privacy accounting. A private
-	// run reads q from its sampler, which must be a
-	// datasets.PoissonSubsampler; Q = 0 takes that rate, a non-zero Q must
-	// be ≥ it (accounting at a larger rate is valid, see PoissonSubsampler).
+	// Q overrides the Poisson sampling rate used for privacy accounting.
+	// A private run reads q from its sampler, which must be a
+	// datasets.PoissonSubsampler; leave Q = 0 to take that rate. A non-zero
+	// Q must be ≥ it (accounting at a larger rate is valid, see
+	// PoissonSubsampler): personalized sampling accounts the worst case.
 	Q float64
 	// Accountant records the privacy cost of every step (nil: non-private):
 	// privacy.RDPAccounting or privacy.PLDAccountant. Only this trainer may
 	// compose into it while training (the budget check counts its steps).
+	// The step mechanism it composes is the aggregator's plan
+	// (aggregate.Planned), Poisson-subsampled at q: a private run needs an
+	// aggregator that states its mechanism.
 	Accountant privacy.PrivacyAccountant
-	// StepMechanism is the (not subsampled) mechanism every private step is
-	// expected to be; the trainer verifies each step's report against it.
-	StepMechanism privacy.Mechanism
 	// Delta is the δ at which ε is reported after each step. Conversion is
 	// kept for callers' records: an RDP accountant (privacy.RDPAccounting)
 	// carries its own conversion, which is the one used.
@@ -161,11 +162,12 @@ func NewTrainer(cfg Config) (*Trainer, error) {
 	}
 	t := &Trainer{cfg: cfg, p: cfg.Model.NumParams(), d: cfg.Data.Dim()}
 	if cfg.Accountant != nil {
-		if cfg.StepMechanism == nil {
-			return nil, errors.New("optim: a private run needs the step mechanism for accounting")
-		}
 		if cfg.Aggregator == nil || cfg.ClipNorm <= 0 {
 			return nil, errors.New("optim: a private run needs an aggregator and a clipping norm R > 0")
+		}
+		base, err := aggregate.PlannedMechanism(cfg.Aggregator)
+		if err != nil {
+			return nil, fmt.Errorf("optim: %w", err)
 		}
 		ps, ok := cfg.Sampler.(datasets.PoissonSubsampler)
 		if !ok {
@@ -189,7 +191,7 @@ func NewTrainer(cfg Config) (*Trainer, error) {
 		if bound == "" {
 			bound = privacy.SubsampleAuto
 		}
-		t.mech = privacy.PoissonSubsampled{Base: cfg.StepMechanism, Q: cfg.Q, Bound: bound, AllowUnproven: cfg.AllowUnproven}
+		t.mech = privacy.PoissonSubsampled{Base: base, Q: cfg.Q, Bound: bound, AllowUnproven: cfg.AllowUnproven}
 		if err := t.mech.Validate(); err != nil {
 			return nil, fmt.Errorf("optim: step mechanism: %w", err)
 		}
@@ -316,9 +318,6 @@ func (t *Trainer) Step(step int) (StepResult, error) {
 	if t.cfg.Accountant != nil {
 		// Record the cost as soon as the aggregate is released, before it is
 		// used: a step can never be applied without being accounted.
-		if err := t.checkReport(rep); err != nil {
-			return res, fmt.Errorf("step %d: %w", step, err)
-		}
 		if err := t.cfg.Accountant.Compose(t.mech, 1); err != nil {
 			return res, fmt.Errorf("step %d: accounting: %w", step, err)
 		}
@@ -375,39 +374,6 @@ func (t *Trainer) plainStep(b model.Batch, res StepResult) (StepResult, error) {
 		return res, fmt.Errorf("step %d: update: %w", res.Step, err)
 	}
 	return res, nil
-}
-
-// checkReport verifies that the aggregator's step was the planned mechanism,
-// so the accountant never records a cost other than what was released.
-func (t *Trainer) checkReport(rep aggregate.Report) error {
-	if rep.Mechanism == nil {
-		return fmt.Errorf("aggregator %s reported no privacy mechanism in a private run", t.cfg.Aggregator.Name())
-	}
-	got, want := rep.Mechanism.Spec(), t.cfg.StepMechanism.Spec()
-	if !sameSpec(got, want) {
-		return fmt.Errorf("aggregator %s released mechanism %+v, but the run accounts for %+v", t.cfg.Aggregator.Name(), got, want)
-	}
-	return nil
-}
-
-func sameSpec(a, b privacy.Spec) bool {
-	if a.Kind != b.Kind || len(a.Params) != len(b.Params) || len(a.Options) != len(b.Options) {
-		return false
-	}
-	for k, v := range a.Params {
-		if w, ok := b.Params[k]; !ok || w != v {
-			return false
-		}
-	}
-	for k, v := range a.Options {
-		if b.Options[k] != v {
-			return false
-		}
-	}
-	if (a.Inner == nil) != (b.Inner == nil) {
-		return false
-	}
-	return a.Inner == nil || sameSpec(*a.Inner, *b.Inner)
 }
 
 // ensure grows the batch buffers to hold m examples.
