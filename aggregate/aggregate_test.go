@@ -250,10 +250,10 @@ func TestPTRBranchFrequencies(t *testing.T) {
 			if rep.Delta != c.delta {
 				t.Fatalf("b=%v F=%d: Δ = %d, want %d", c.b, c.f, rep.Delta, c.delta)
 			}
-			if (rep.Branch == "+") != (rep.DeltaHat <= c.b*math.Log(1/(2*c.delta0))) {
+			if (rep.Branch.String() == "+") != (rep.DeltaHat <= c.b*math.Log(1/(2*c.delta0))) {
 				t.Fatalf("branch %q inconsistent with Δ̂ = %v", rep.Branch, rep.DeltaHat)
 			}
-			if rep.Branch == "+" {
+			if rep.Branch.String() == "+" {
 				fails++
 			}
 		}
@@ -302,7 +302,7 @@ func TestNoiseStandardDeviations(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rep.Branch != c.branch {
+		if rep.Branch.String() != c.branch {
 			t.Fatalf("%s: branch %q, want %q", c.name, rep.Branch, c.branch)
 		}
 		// Relative standard error of a sample std over P draws: 1/√(2P) ≈ 0.5%.
@@ -331,7 +331,7 @@ func TestPTRReleasesTheRightStatistic(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rep.Branch != c.branch {
+		if rep.Branch.String() != c.branch {
 			t.Fatalf("F=%d: branch %q, want %q (Δ=%d)", c.f, rep.Branch, c.branch, rep.Delta)
 		}
 		closeVec(t, "ptr release", out, c.want, 1e-5)

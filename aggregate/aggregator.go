@@ -20,9 +20,8 @@ type Grads struct {
 
 // Report says what one aggregation did.
 type Report struct {
-	// Branch is the PTR outcome: "+" (test failed, SUM released), "-" (test
-	// passed, TSUM released), or "" for rules without a test.
-	Branch string `json:"branch,omitempty"`
+	// Branch is the PTR outcome (NoPTRTest for rules without a test).
+	Branch PTROutcome `json:"branch,omitempty"`
 	// Delta is Δ(S), the PTR safety margin; DeltaHat its noisy version.
 	Delta    int     `json:"delta,omitempty"`
 	DeltaHat float64 `json:"delta_hat,omitempty"`

@@ -25,8 +25,8 @@ import (
 // (τ < R guarantees Δ ≤ F).
 //
 // The test draws Δ̂ = Δ + Lap(0, b) and compares it with B = b·log(1/(2δ₀)).
-// Failure (Δ̂ ≤ B, Branch "+") releases SUM(S) + N(0, (σR)² I); success
-// (Branch "-") releases TSUM_F(S) + N(0, (στ)² I). Both SUM and TSUM_F have
+// Failure (Δ̂ ≤ B, PTRFailed, "+") releases SUM(S) + N(0, (σR)² I); success
+// (PTRPassed, "-") releases TSUM_F(S) + N(0, (στ)² I). Both SUM and TSUM_F have
 // L2 global sensitivity R, so with sensitivities normalized to 1 the step is
 // privacy.PTR{Sigma1: σ, Tau: τ/R, B: b, Delta0: δ₀} (Theorem 4.3). σ > 0 is
 // required.
@@ -150,11 +150,11 @@ func (a *PTRTSum) Aggregate(g Grads, rng *rand.Rand, out []float32) (Report, err
 	}
 	var std float64
 	if dhat <= a.threshold {
-		rep.Branch = "+"
+		rep.Branch = PTRFailed
 		sumRows(g, a.s.idx, a.s.acc, out)
 		std = a.cfg.Sigma * R
 	} else {
-		rep.Branch = "-"
+		rep.Branch = PTRPassed
 		kept := max(g.M-a.f, 0)
 		rep.Trimmed = g.M - kept
 		sumRows(g, a.s.idx[:kept], a.s.acc, out)
@@ -178,11 +178,11 @@ func (a *PTRTSum) secureAggregate(g Grads, rng *rand.Rand, out []float32) (Repor
 	v := secureTestGranularity*int64(delta) + a.sec.lap.Sample(rng)
 	rep := Report{Delta: delta, DeltaHat: float64(v) / secureTestGranularity, F: a.f, Mechanism: a.sec.Mechanism()}
 	if v <= a.sec.thresh {
-		rep.Branch = "+"
+		rep.Branch = PTRFailed
 		a.sec.release(g, nil, a.sec.noise, rng, out)
 		return rep, nil
 	}
-	rep.Branch = "-"
+	rep.Branch = PTRPassed
 	kept := max(g.M-a.f, 0)
 	rep.Trimmed = g.M - kept
 	a.sec.release(g, a.s.idx[kept:], a.sec.pass, rng, out)

@@ -300,7 +300,7 @@ func TestSecurePTR(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if v := rep.DeltaHat * secureTestGranularity; rep.Delta != c.delta || rep.Branch != c.branch || v != math.Trunc(v) {
+			if v := rep.DeltaHat * secureTestGranularity; rep.Delta != c.delta || rep.Branch.String() != c.branch || v != math.Trunc(v) {
 				t.Fatalf("norm %v: Δ %d Δ̂ %v branch %q, want Δ %d branch %q", c.norm, rep.Delta, rep.DeltaHat, rep.Branch, c.delta, c.branch)
 			}
 			if c.branch == "-" && rep.Trimmed != 30 {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/privtrain/privtrain/aggregate"
 	"github.com/privtrain/privtrain/optim"
 	"github.com/privtrain/privtrain/randstream"
 )
@@ -143,10 +144,10 @@ func randomnessNote(cfg TrainConfig) string {
 // earlier bits and the public configuration). Batch size, loss, Δ, Δ̂,
 // trimmed and corrupted counts go to diagnostics.jsonl only.
 type publicStep struct {
-	Step    int     `json:"step"`
-	Epsilon float64 `json:"epsilon,omitempty"`
-	Branch  string  `json:"branch,omitempty"`
-	F       int     `json:"f,omitempty"`
+	Step    int                  `json:"step"`
+	Epsilon float64              `json:"epsilon,omitempty"`
+	Branch  aggregate.PTROutcome `json:"branch,omitempty"`
+	F       int                  `json:"f,omitempty"`
 }
 
 func publicStepOf(r optim.StepResult) publicStep {

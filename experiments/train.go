@@ -462,9 +462,9 @@ func (j *job) run(ctx context.Context, progress io.Writer) (*Summary, error) {
 		}
 		j.ck.Examples += int64(res.BatchSize)
 		j.ck.LastLoss = res.Loss
-		if res.Branch != "" {
+		if res.Branch != aggregate.NoPTRTest {
 			j.ck.PTRTests++
-			if res.Branch == "-" {
+			if res.Branch == aggregate.PTRPassed {
 				j.ck.PTRPassed++
 			}
 		}

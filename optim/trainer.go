@@ -59,7 +59,7 @@ type Config struct {
 	// allowed only for non-private training).
 	ClipNorm float64
 	// LR is the learning rate; LRFail / LRPass, when > 0, override it after a
-	// failed ("+") / passed ("-") PTR test (η_A, η_B of appendix A.4).
+	// failed / passed PTR test (η_A, η_B of appendix A.4).
 	LR, LRFail, LRPass float64
 	// Q overrides the Poisson sampling rate used for privacy accounting.
 	// A private run reads q from its sampler, which must be a
@@ -110,13 +110,13 @@ type StepResult struct {
 	Epsilon   float64 `json:"epsilon,omitempty"`
 	// Accountant names the accountant of Epsilon (per-step ε is reported
 	// by the RDP accountant only: a PLD query re-convolves the history).
-	Accountant string  `json:"accountant,omitempty"`
-	Branch     string  `json:"branch,omitempty"`
-	Delta      int     `json:"delta,omitempty"`
-	DeltaHat   float64 `json:"delta_hat,omitempty"`
-	F          int     `json:"f,omitempty"`
-	Trimmed    int     `json:"trimmed,omitempty"`
-	Corrupted  int     `json:"corrupted,omitempty"`
+	Accountant string               `json:"accountant,omitempty"`
+	Branch     aggregate.PTROutcome `json:"branch,omitempty"`
+	Delta      int                  `json:"delta,omitempty"`
+	DeltaHat   float64              `json:"delta_hat,omitempty"`
+	F          int                  `json:"f,omitempty"`
+	Trimmed    int                  `json:"trimmed,omitempty"`
+	Corrupted  int                  `json:"corrupted,omitempty"`
 }
 
 // Trainer runs training steps. It is not safe for concurrent use.
@@ -324,9 +324,9 @@ func (t *Trainer) Step(step int) (StepResult, error) {
 	}
 	lr := t.cfg.LR
 	switch {
-	case rep.Branch == "+" && t.cfg.LRFail > 0:
+	case rep.Branch == aggregate.PTRFailed && t.cfg.LRFail > 0:
 		lr = t.cfg.LRFail
-	case rep.Branch == "-" && t.cfg.LRPass > 0:
+	case rep.Branch == aggregate.PTRPassed && t.cfg.LRPass > 0:
 		lr = t.cfg.LRPass
 	}
 	// The released sum is divided by the expected batch size, never by the
@@ -345,7 +345,7 @@ func (t *Trainer) Step(step int) (StepResult, error) {
 		}
 		res.Epsilon, res.Accountant = eps.Epsilon, privacy.KindRDP
 	}
-	if t.cfg.Trim != nil && rep.Branch != "" {
+	if t.cfg.Trim != nil && rep.Branch != aggregate.NoPTRTest {
 		if tr, ok := t.cfg.Aggregator.(aggregate.Trimmer); ok {
 			tr.SetTrimLevel(t.cfg.Trim.Next(tr.TrimLevel(), rep.Branch))
 		}
