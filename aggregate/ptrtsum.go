@@ -144,17 +144,15 @@ func (a *PTRTSum) Aggregate(g Grads, rng *rand.Rand, out []float32) (Report, err
 	}
 	delta := SafetyMargin(a.sorted, a.f, a.cfg.Tau, R)
 	dhat := float64(delta) + a.cfg.B*(rng.ExpFloat64()-rng.ExpFloat64())
-	rep := Report{
-		Delta: delta, DeltaHat: dhat, F: a.f,
-		Mechanism: a.mech,
-	}
+	d := PTRDiagnostics{Delta: delta, DeltaHat: dhat, F: a.f}
+	rep := Report{Mechanism: a.mech}
 	var std float64
 	if dhat <= a.threshold {
-		rep.Branch = PTRFailed
+		d.Branch = PTRFailed
 		sumRows(g, a.s.idx, a.s.acc, out)
 		std = a.cfg.Sigma * R
 	} else {
-		rep.Branch = PTRPassed
+		d.Branch = PTRPassed
 		kept := max(g.M-a.f, 0)
 		rep.Trimmed = g.M - kept
 		sumRows(g, a.s.idx[:kept], a.s.acc, out)
@@ -164,6 +162,7 @@ func (a *PTRTSum) Aggregate(g Grads, rng *rand.Rand, out []float32) (Report, err
 		return Report{}, fmt.Errorf("ptr-tsum: %w", err)
 	}
 	addNoise(out, std, rng)
+	rep.Diagnostics = d
 	return rep, nil
 }
 
@@ -176,13 +175,16 @@ func (a *PTRTSum) secureAggregate(g Grads, rng *rand.Rand, out []float32) (Repor
 	a.s.idx = a.sec.sortBySumSq(a.s.idx)
 	delta := a.sec.safetyMargin(a.s.idx, a.f)
 	v := secureTestGranularity*int64(delta) + a.sec.lap.Sample(rng)
-	rep := Report{Delta: delta, DeltaHat: float64(v) / secureTestGranularity, F: a.f, Mechanism: a.sec.Mechanism()}
+	d := PTRDiagnostics{Delta: delta, DeltaHat: float64(v) / secureTestGranularity, F: a.f}
+	rep := Report{Mechanism: a.sec.Mechanism()}
 	if v <= a.sec.thresh {
-		rep.Branch = PTRFailed
+		d.Branch = PTRFailed
+		rep.Diagnostics = d
 		a.sec.release(g, nil, a.sec.noise, rng, out)
 		return rep, nil
 	}
-	rep.Branch = PTRPassed
+	d.Branch = PTRPassed
+	rep.Diagnostics = d
 	kept := max(g.M-a.f, 0)
 	rep.Trimmed = g.M - kept
 	a.sec.release(g, a.s.idx[kept:], a.sec.pass, rng, out)

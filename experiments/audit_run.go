@@ -198,21 +198,16 @@ func auditJob(ctx context.Context, j *job, cfg TrainConfig, opt RunAuditOptions)
 		if err != nil {
 			return nil, err
 		}
-		if sr.Branch != aggregate.NoPTRTest {
+		branch := ptrOutcome(sr)
+		if branch != aggregate.NoPTRTest {
 			res.PTRTests++
-			if sr.Branch == aggregate.PTRPassed {
+			if branch == aggregate.PTRPassed {
 				res.PTRPassed++
 			}
 		}
 		cur := j.model.Params()
-		lr := cfg.LR
-		switch {
-		case sr.Branch == aggregate.PTRFailed && cfg.LRFail > 0:
-			lr = cfg.LRFail
-		case sr.Branch == aggregate.PTRPassed && cfg.LRPass > 0:
-			lr = cfg.LRPass
-		}
-		if sr.Branch != aggregate.PTRPassed {
+		lr := sr.LR
+		if branch != aggregate.PTRPassed {
 			// The released noisy sum is (θ_t − θ_{t+1})·E[batch]/lr.
 			scale := j.expected / lr
 			x := make([]float32, m)

@@ -286,7 +286,7 @@ func buildJob(cfg TrainConfig, resume *checkpoint) (*job, error) {
 
 	tc := optim.Config{
 		Model: j.model, Data: train, Labels: true, Sampler: sampler, Aggregator: j.agg,
-		ClipNorm: cfg.ClipNorm, LR: cfg.LR, LRFail: cfg.LRFail, LRPass: cfg.LRPass,
+		ClipNorm: cfg.ClipNorm, LR: cfg.LR,
 		Delta: cfg.Delta, Conversion: j.conversion,
 		Bound: privacy.SubsampleBound(cfg.Bound), AllowUnproven: cfg.AllowUnproven,
 		Corruption: gradCorruption, Seed: optim.DeriveSeed(cfg.Seed, "noise"),
@@ -297,11 +297,13 @@ func buildJob(cfg TrainConfig, resume *checkpoint) (*job, error) {
 	if cfg.Method == "nonprivate" {
 		tc.ClipNorm = 0
 	}
-	if cfg.Method == "tsgd-ptr" && cfg.DynamicF {
-		tc.Trim = &optim.TrimController{Rate: cfg.DynamicRate, Batch: j.expected, IncreaseOnPass: cfg.DynamicIncreaseOnPass}
-		if err := tc.Trim.Validate(); err != nil {
-			return nil, err
+	if cfg.Method == "tsgd-ptr" {
+		pol := &optim.PTRPolicy{LRFail: cfg.LRFail, LRPass: cfg.LRPass}
+		if cfg.DynamicF {
+			pol.Trim = &optim.TrimController{Rate: cfg.DynamicRate, Batch: j.expected, IncreaseOnPass: cfg.DynamicIncreaseOnPass}
+			pol.Rule = j.agg.(aggregate.Trimmer)
 		}
+		tc.Policy = pol
 	}
 	if cfg.Private() {
 		stepMech, err := aggregate.PlannedMechanism(j.agg)
@@ -462,9 +464,9 @@ func (j *job) run(ctx context.Context, progress io.Writer) (*Summary, error) {
 		}
 		j.ck.Examples += int64(res.BatchSize)
 		j.ck.LastLoss = res.Loss
-		if res.Branch != aggregate.NoPTRTest {
+		if o := ptrOutcome(res); o != aggregate.NoPTRTest {
 			j.ck.PTRTests++
-			if res.Branch == aggregate.PTRPassed {
+			if o == aggregate.PTRPassed {
 				j.ck.PTRPassed++
 			}
 		}
@@ -590,6 +592,15 @@ func (j *job) finish(steps int) (*Summary, error) {
 		return nil, err
 	}
 	return s, writeSummaries(j.cfg.Out, publicSummary(*s), s)
+}
+
+// ptrOutcome is the PTR test's outcome of a step (NoPTRTest for rules
+// without one), for the summary's test counts.
+func ptrOutcome(r optim.StepResult) aggregate.PTROutcome {
+	if d, ok := r.Rule.(aggregate.PTRDiagnostics); ok {
+		return d.Branch
+	}
+	return aggregate.NoPTRTest
 }
 
 func sameModelSpec(a, b model.Spec) bool {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/privtrain/privtrain/aggregate"
 	"github.com/privtrain/privtrain/datasets"
+	"github.com/privtrain/privtrain/internal/jsonobj"
 	"github.com/privtrain/privtrain/internal/vec"
 	"github.com/privtrain/privtrain/model"
 	"github.com/privtrain/privtrain/privacy"
@@ -58,9 +59,8 @@ type Config struct {
 	// ClipNorm is R, the per-example L2 clipping bound (0: no clipping,
 	// allowed only for non-private training).
 	ClipNorm float64
-	// LR is the learning rate; LRFail / LRPass, when > 0, override it after a
-	// failed / passed PTR test (η_A, η_B of appendix A.4).
-	LR, LRFail, LRPass float64
+	// LR is the learning rate (Policy may change it per step).
+	LR float64
 	// Q overrides the Poisson sampling rate used for privacy accounting.
 	// A private run reads q from its sampler, which must be a
 	// datasets.PoissonSubsampler; leave Q = 0 to take that rate. A non-zero
@@ -82,8 +82,11 @@ type Config struct {
 	// Bound chooses the subsampling bound (auto: the best proven one).
 	Bound         privacy.SubsampleBound
 	AllowUnproven bool
-	// Trim adjusts the trim level F after each PTR test (nil: fixed F).
-	Trim *TrimController
+	// Policy adapts the run to each step's aggregation report (nil: the
+	// fixed learning rate LR): e.g. TSGD+PTR's per-branch learning rates
+	// and dynamic trim level (PTRPolicy). The step loop itself does not
+	// know which rule runs.
+	Policy StepPolicy
 	// Corruption corrupts gradients of corrupted examples (nil: none).
 	Corruption GradientCorruption
 	// NoiseKey keys the privacy randomness of every step: the aggregator's
@@ -102,21 +105,63 @@ type Config struct {
 	Canaries Canaries
 }
 
-// StepResult describes one training step, for the per-step log.
+// StepResult describes one training step, for the per-step log. As JSON
+// (MarshalJSON) it is one flat object: the trainer's fields, then the
+// rule's diagnostics, then the trimmed and corrupted counts. It holds
+// values that are not privatized (batch size, loss, the rule's private
+// diagnostics); PublicJSON is its release-safe part.
 type StepResult struct {
-	Step      int     `json:"step"`
-	BatchSize int     `json:"batch_size"`
-	Loss      float64 `json:"loss"`
-	Epsilon   float64 `json:"epsilon,omitempty"`
+	Step      int
+	BatchSize int
+	Loss      float64
+	Epsilon   float64
 	// Accountant names the accountant of Epsilon (per-step ε is reported
 	// by the RDP accountant only: a PLD query re-convolves the history).
-	Accountant string               `json:"accountant,omitempty"`
-	Branch     aggregate.PTROutcome `json:"branch,omitempty"`
-	Delta      int                  `json:"delta,omitempty"`
-	DeltaHat   float64              `json:"delta_hat,omitempty"`
-	F          int                  `json:"f,omitempty"`
-	Trimmed    int                  `json:"trimmed,omitempty"`
-	Corrupted  int                  `json:"corrupted,omitempty"`
+	Accountant string
+	// Rule is the aggregation rule's own record of the step (nil: none).
+	Rule aggregate.Diagnostics
+	// LR is the learning rate the step's update used (not logged).
+	LR        float64
+	Trimmed   int
+	Corrupted int
+}
+
+// stepHead and stepTail are StepResult's own fields as JSON, around the
+// rule's diagnostics.
+type stepHead struct {
+	Step       int     `json:"step"`
+	BatchSize  int     `json:"batch_size"`
+	Loss       float64 `json:"loss"`
+	Epsilon    float64 `json:"epsilon,omitempty"`
+	Accountant string  `json:"accountant,omitempty"`
+}
+
+type stepTail struct {
+	Trimmed   int `json:"trimmed,omitempty"`
+	Corrupted int `json:"corrupted,omitempty"`
+}
+
+// MarshalJSON writes the full record (operator-only).
+func (r StepResult) MarshalJSON() ([]byte, error) {
+	var rule any
+	if r.Rule != nil {
+		rule = r.Rule
+	}
+	return jsonobj.Concat(stepHead{r.Step, r.BatchSize, r.Loss, r.Epsilon, r.Accountant}, rule, stepTail{r.Trimmed, r.Corrupted})
+}
+
+// PublicJSON writes the release-safe part of the record: the step, ε so far
+// and the rule's public diagnostics (aggregate.Diagnostics.Public).
+func (r StepResult) PublicJSON() ([]byte, error) {
+	head := struct {
+		Step    int     `json:"step"`
+		Epsilon float64 `json:"epsilon,omitempty"`
+	}{r.Step, r.Epsilon}
+	var pub any
+	if r.Rule != nil {
+		pub = r.Rule.Public()
+	}
+	return jsonobj.Concat(head, pub)
 }
 
 // Trainer runs training steps. It is not safe for concurrent use.
@@ -149,9 +194,9 @@ func NewTrainer(cfg Config) (*Trainer, error) {
 	if !(cfg.LR > 0) || math.IsInf(cfg.LR, 0) {
 		return nil, fmt.Errorf("optim: learning rate must be finite and > 0, got %v", cfg.LR)
 	}
-	for _, lr := range []float64{cfg.LRFail, cfg.LRPass} {
-		if lr < 0 || math.IsNaN(lr) || math.IsInf(lr, 0) {
-			return nil, fmt.Errorf("optim: branch learning rate must be finite and ≥ 0, got %v", lr)
+	if v, ok := cfg.Policy.(interface{ Validate() error }); ok {
+		if err := v.Validate(); err != nil {
+			return nil, fmt.Errorf("optim: policy: %w", err)
 		}
 	}
 	if cfg.ClipNorm < 0 || math.IsNaN(cfg.ClipNorm) || math.IsInf(cfg.ClipNorm, 0) {
@@ -314,7 +359,7 @@ func (t *Trainer) Step(step int) (StepResult, error) {
 	if err != nil {
 		return res, fmt.Errorf("step %d: aggregate %s: %w", step, t.cfg.Aggregator.Name(), err)
 	}
-	res.Branch, res.Delta, res.DeltaHat, res.F, res.Trimmed = rep.Branch, rep.Delta, rep.DeltaHat, rep.F, rep.Trimmed
+	res.Rule, res.Trimmed = rep.Diagnostics, rep.Trimmed
 	if t.cfg.Accountant != nil {
 		// Record the cost as soon as the aggregate is released, before it is
 		// used: a step can never be applied without being accounted.
@@ -323,12 +368,10 @@ func (t *Trainer) Step(step int) (StepResult, error) {
 		}
 	}
 	lr := t.cfg.LR
-	switch {
-	case rep.Branch == aggregate.PTRFailed && t.cfg.LRFail > 0:
-		lr = t.cfg.LRFail
-	case rep.Branch == aggregate.PTRPassed && t.cfg.LRPass > 0:
-		lr = t.cfg.LRPass
+	if t.cfg.Policy != nil {
+		lr = t.cfg.Policy.LearningRate(rep.Diagnostics, lr)
 	}
+	res.LR = lr
 	// The released sum is divided by the expected batch size, never by the
 	// actual (private) one (Opacus' convention for Poisson sampling).
 	scale := float32(lr / t.cfg.Sampler.ExpectedBatchSize())
@@ -345,10 +388,8 @@ func (t *Trainer) Step(step int) (StepResult, error) {
 		}
 		res.Epsilon, res.Accountant = eps.Epsilon, privacy.KindRDP
 	}
-	if t.cfg.Trim != nil && rep.Branch != aggregate.NoPTRTest {
-		if tr, ok := t.cfg.Aggregator.(aggregate.Trimmer); ok {
-			tr.SetTrimLevel(t.cfg.Trim.Next(tr.TrimLevel(), rep.Branch))
-		}
+	if t.cfg.Policy != nil {
+		t.cfg.Policy.Observe(rep.Diagnostics)
 	}
 	return res, nil
 }
@@ -365,7 +406,7 @@ func (t *Trainer) plainStep(b model.Batch, res StepResult) (StepResult, error) {
 	if n := rowNorm(t.out); math.IsNaN(n) || math.IsInf(n, 0) {
 		return res, fmt.Errorf("step %d: batch gradient is not finite", res.Step)
 	}
-	res.Loss = lossSum / float64(b.M)
+	res.Loss, res.LR = lossSum/float64(b.M), t.cfg.LR
 	scale := float32(t.cfg.LR / float64(b.M))
 	for j := range t.out {
 		t.out[j] *= scale
