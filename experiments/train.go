@@ -129,6 +129,9 @@ func Train(ctx context.Context, cfg TrainConfig, opt Options) (*Summary, error) 
 // setupTrain validates, locks and prepares the run directory and builds the
 // job; *run is then the training itself.
 func setupTrain(ctx context.Context, cfg TrainConfig, opt Options, run *func() (*Summary, error)) (sum *Summary, err error) {
+	if contains(pdpMethods(), cfg.Method) {
+		cfg.PDP.FillDefaults() // as the CLI's flag defaults
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
