@@ -3,11 +3,10 @@ package aggregate
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
+	"github.com/privtrain/privtrain/internal/registry"
 	"github.com/privtrain/privtrain/privacy"
 )
 
@@ -114,13 +113,10 @@ type Trimmer interface {
 // (New has already checked σ, R and F, see Config).
 type Constructor func(cfg Config) (Aggregator, error)
 
-// registry maps each rule's name to its constructor. It is written only by
+// rules maps each rule's name to its constructor. It is written only by
 // Register (the built-ins register in init below, other packages in theirs)
 // and guarded for callers that register later.
-var (
-	registryMu sync.RWMutex
-	registry   = map[string]Constructor{}
-)
+var rules = registry.New[Constructor]("aggregate", "rule")
 
 // Register makes a rule available to New under name, as database/sql's
 // Register does for drivers: call it from the init function of the package
@@ -132,18 +128,10 @@ var (
 // the same value in Report.Mechanism: the accountant charges exactly what
 // the rule plans.
 func Register(name string, ctor Constructor) {
-	if name == "" {
-		panic("aggregate: Register with an empty rule name")
-	}
 	if ctor == nil {
 		panic("aggregate: Register of rule " + strconv.Quote(name) + " with a nil constructor")
 	}
-	registryMu.Lock()
-	defer registryMu.Unlock()
-	if _, dup := registry[name]; dup {
-		panic("aggregate: Register called twice for rule " + strconv.Quote(name))
-	}
-	registry[name] = ctor
+	rules.Register(name, ctor)
 }
 
 // The built-in rules register themselves like any other rule.
@@ -165,9 +153,7 @@ func init() {
 // Instances keep scratch buffers (and, for centered-clip, the previous
 // release), so one instance must not be used by concurrent goroutines.
 func New(name string, cfg Config) (Aggregator, error) {
-	registryMu.RLock()
-	ctor, ok := registry[name]
-	registryMu.RUnlock()
+	ctor, ok := rules.Lookup(name)
 	if !ok {
 		return nil, fmt.Errorf("aggregate: unknown rule %q; registered: %s", name, strings.Join(Names(), ", "))
 	}
@@ -188,16 +174,7 @@ func New(name string, cfg Config) (Aggregator, error) {
 }
 
 // Names lists the registered rules in lexical order.
-func Names() []string {
-	registryMu.RLock()
-	defer registryMu.RUnlock()
-	names := make([]string, 0, len(registry))
-	for n := range registry {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return names
-}
+func Names() []string { return rules.Names() }
 
 // Option returns the named entry of cfg.Options and whether it is set.
 func (c Config) Option(name string) (float64, bool) {
