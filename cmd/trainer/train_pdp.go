@@ -3,12 +3,12 @@ package main
 import (
 	"flag"
 
-	"github.com/privtrain/privtrain/experiments"
+	"github.com/privtrain/privtrain/runner"
 )
 
 // addPDPFlags registers the personalized-DP flags (pdp-* methods); their
 // defaults are the library's (PDPConfig.FillDefaults).
-func addPDPFlags(fs *flag.FlagSet, c *experiments.PDPConfig) {
+func addPDPFlags(fs *flag.FlagSet, c *runner.PDPConfig) {
 	c.FillDefaults()
 	fs.StringVar(&c.ThresholdLoss, "threshold-loss", c.ThresholdLoss, "PDP threshold loss: fixed (loss_f with --w1, --w2) | adaptive (loss_a)")
 	fs.Float64Var(&c.W1, "w1", c.W1, "PDP loss_f weight of the unsampled-budget waste (the paper: 0.7 for PDP-SGD, 0.2 for AdaPDP)")

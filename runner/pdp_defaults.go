@@ -1,4 +1,4 @@
-package experiments
+package runner
 
 // PDP defaults: the personalized-DP paper's settings where it states them
 // (loss_f weights 0.7/0.3 for PDP-SGD, appendix C.2; budgets in [0.5, 1]
