@@ -107,7 +107,7 @@ func TestTSumDropsLargestNorms(t *testing.T) {
 				t.Fatal(err)
 			}
 			closeVec(t, "TSUM", out, want, 1e-6)
-			if rep.Trimmed != g.M-kept || rep.F != c.f || rep.Mechanism != nil {
+			if rep.Trimmed != g.M-kept || rep.Diagnostics != (TrimDiagnostics{F: c.f}) || rep.Mechanism != nil {
 				t.Fatalf("report %+v, want Trimmed %d, F %d, no mechanism", rep, g.M-kept, c.f)
 			}
 		})
@@ -247,13 +247,13 @@ func TestPTRBranchFrequencies(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if rep.Delta != c.delta {
-				t.Fatalf("b=%v F=%d: Δ = %d, want %d", c.b, c.f, rep.Delta, c.delta)
+			if ptrOf(rep).Delta != c.delta {
+				t.Fatalf("b=%v F=%d: Δ = %d, want %d", c.b, c.f, ptrOf(rep).Delta, c.delta)
 			}
-			if (rep.Branch == "+") != (rep.DeltaHat <= c.b*math.Log(1/(2*c.delta0))) {
-				t.Fatalf("branch %q inconsistent with Δ̂ = %v", rep.Branch, rep.DeltaHat)
+			if (ptrOf(rep).Branch.String() == "+") != (ptrOf(rep).DeltaHat <= c.b*math.Log(1/(2*c.delta0))) {
+				t.Fatalf("branch %q inconsistent with Δ̂ = %v", ptrOf(rep).Branch, ptrOf(rep).DeltaHat)
 			}
-			if rep.Branch == "+" {
+			if ptrOf(rep).Branch.String() == "+" {
 				fails++
 			}
 		}
@@ -302,8 +302,8 @@ func TestNoiseStandardDeviations(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rep.Branch != c.branch {
-			t.Fatalf("%s: branch %q, want %q", c.name, rep.Branch, c.branch)
+		if ptrOf(rep).Branch.String() != c.branch {
+			t.Fatalf("%s: branch %q, want %q", c.name, ptrOf(rep).Branch, c.branch)
 		}
 		// Relative standard error of a sample std over P draws: 1/√(2P) ≈ 0.5%.
 		if got := sampleStd(out, make([]float64, P)); math.Abs(got/c.std-1) > 0.03 {
@@ -331,8 +331,8 @@ func TestPTRReleasesTheRightStatistic(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rep.Branch != c.branch {
-			t.Fatalf("F=%d: branch %q, want %q (Δ=%d)", c.f, rep.Branch, c.branch, rep.Delta)
+		if ptrOf(rep).Branch.String() != c.branch {
+			t.Fatalf("F=%d: branch %q, want %q (Δ=%d)", c.f, ptrOf(rep).Branch, c.branch, ptrOf(rep).Delta)
 		}
 		closeVec(t, "ptr release", out, c.want, 1e-5)
 	}
@@ -430,11 +430,28 @@ func TestTrimmerAndDeterminism(t *testing.T) {
 		if err1 != nil || err2 != nil {
 			t.Fatal(err1, err2)
 		}
-		if !slices.Equal(o1, o2) || r1.DeltaHat != r2.DeltaHat || r1.F != 5 {
+		if !slices.Equal(o1, o2) || r1.Diagnostics != r2.Diagnostics || r1.Diagnostics.Public() == nil || trimLevelOf(r1) != 5 {
 			t.Fatalf("%s: not reproducible or F not applied: %v %v %+v", name, o1, o2, r1)
 		}
 	}
 	if !slices.Contains(Names(), "ptr-tsum") || !slices.IsSorted(Names()) {
 		t.Fatalf("Names() = %v", Names())
 	}
+}
+
+// ptrOf returns ptr-tsum's diagnostics in rep (zero if it has none).
+func ptrOf(rep Report) PTRDiagnostics {
+	d, _ := rep.Diagnostics.(PTRDiagnostics)
+	return d
+}
+
+// trimLevelOf returns the trim level F a tsum or ptr-tsum report states.
+func trimLevelOf(rep Report) int {
+	switch d := rep.Diagnostics.(type) {
+	case PTRDiagnostics:
+		return d.F
+	case TrimDiagnostics:
+		return d.F
+	}
+	return -1
 }

@@ -20,18 +20,15 @@ type Grads struct {
 
 // Report says what one aggregation did.
 type Report struct {
-	// Branch is the PTR outcome: "+" (test failed, SUM released), "-" (test
-	// passed, TSUM released), or "" for rules without a test.
-	Branch string `json:"branch,omitempty"`
-	// Delta is Δ(S), the PTR safety margin; DeltaHat its noisy version.
-	Delta    int     `json:"delta,omitempty"`
-	DeltaHat float64 `json:"delta_hat,omitempty"`
-	// Trimmed is how many gradients were dropped; F the trim parameter used.
+	// Trimmed is how many gradients the rule dropped (robust rules; it
+	// depends on the batch, so it is operator-only).
 	Trimmed int `json:"trimmed"`
-	F       int `json:"f,omitempty"`
 	// Mechanism is the (not yet subsampled) privacy mechanism of this step,
 	// with sensitivity normalized to 1; nil when the rule adds no noise.
 	Mechanism privacy.Mechanism `json:"-"`
+	// Diagnostics is the rule's own record of the step (nil: none), e.g.
+	// PTRDiagnostics or TrimDiagnostics.
+	Diagnostics Diagnostics `json:"-"`
 }
 
 // Aggregator is a (possibly private) aggregation rule.

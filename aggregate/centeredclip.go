@@ -37,6 +37,14 @@ type CenteredClip struct {
 	acc   []float64
 }
 
+// Mechanism returns the step's mechanism, privacy.Gaussian{σ} (nil for σ = 0).
+func (a *CenteredClip) Mechanism() privacy.Mechanism {
+	if a.cfg.Sigma > 0 {
+		return privacy.Gaussian{Sigma: a.cfg.Sigma}
+	}
+	return nil
+}
+
 func newCenteredClip(cfg Config) (Aggregator, error) {
 	a := &CenteredClip{cfg: cfg, iters: cfg.Iters}
 	if a.iters == 0 {

@@ -7,6 +7,12 @@
 // this package or in any other (see examples/custom-aggregator). New builds
 // a registered rule by name and Names lists them.
 //
+// A private rule states the mechanism its every release is by implementing
+// Planned: that is the one statement of a run's step mechanism, which the
+// trainer accounts (PlannedMechanism). A rule reports its own per-step
+// record in Report.Diagnostics (its own type, with a release-safe Public
+// part): ptr-tsum's PTRDiagnostics carry the typed test outcome PTROutcome.
+//
 // The private rules (sum, tsum, ptr-tsum) have a floating-point-safe mode,
 // Config.Secure (secure.go): exact integer sums on a power-of-two grid,
 // discrete Gaussian noise and a discrete-Laplace PTR test, so the released

@@ -50,6 +50,8 @@ func ExampleNew_ptr() {
 		panic(err)
 	}
 	// LS^(0) = ‖g_(4)‖ = 1 > τ, so Δ = 0 and the test almost surely fails.
-	fmt.Println("Δ =", rep.Delta, "branch", rep.Branch, "mechanism", rep.Mechanism.Spec().Kind)
+	// The rule's own diagnostics hold the test's record.
+	d := rep.Diagnostics.(aggregate.PTRDiagnostics)
+	fmt.Println("Δ =", d.Delta, "branch", d.Branch, "mechanism", rep.Mechanism.Spec().Kind)
 	// Output: Δ = 0 branch + mechanism ptr
 }

@@ -25,8 +25,8 @@ import (
 // (τ < R guarantees Δ ≤ F).
 //
 // The test draws Δ̂ = Δ + Lap(0, b) and compares it with B = b·log(1/(2δ₀)).
-// Failure (Δ̂ ≤ B, Branch "+") releases SUM(S) + N(0, (σR)² I); success
-// (Branch "-") releases TSUM_F(S) + N(0, (στ)² I). Both SUM and TSUM_F have
+// Failure (Δ̂ ≤ B, PTRFailed, "+") releases SUM(S) + N(0, (σR)² I); success
+// (PTRPassed, "-") releases TSUM_F(S) + N(0, (στ)² I). Both SUM and TSUM_F have
 // L2 global sensitivity R, so with sensitivities normalized to 1 the step is
 // privacy.PTR{Sigma1: σ, Tau: τ/R, B: b, Delta0: δ₀} (Theorem 4.3). σ > 0 is
 // required.
@@ -36,6 +36,7 @@ import (
 // noise (see secureRelease); the step is privacy.PTRDiscrete.
 type PTRTSum struct {
 	cfg       Config
+	mech      privacy.PTR
 	f         int
 	threshold float64
 	s         scratch
@@ -54,6 +55,15 @@ func CheckPTRTau(tau, clipNorm float64) error {
 	return nil
 }
 
+// PTRMechanism is the one statement of TSGD+PTR's step mechanism for the
+// rule configuration cfg: privacy.PTR{Sigma1: σ, Tau: τ/R, B: b, Delta0: δ₀},
+// the test and both branches with the sensitivity R normalized to 1
+// (Theorem 4.3; see PTRTSum). It does not validate: PTRTSum's constructor
+// and privacy.PTR.Validate do.
+func PTRMechanism(cfg Config) privacy.PTR {
+	return privacy.PTR{Sigma1: cfg.Sigma, Tau: cfg.Tau / cfg.ClipNorm, B: cfg.B, Delta0: cfg.Delta0}
+}
+
 func newPTRTSum(cfg Config) (Aggregator, error) {
 	if !(cfg.Sigma > 0) {
 		return nil, fmt.Errorf("ptr-tsum is private and needs σ > 0 (use tsum with σ = 0 for non-private trimming)")
@@ -61,11 +71,11 @@ func newPTRTSum(cfg Config) (Aggregator, error) {
 	if err := CheckPTRTau(cfg.Tau, cfg.ClipNorm); err != nil {
 		return nil, err
 	}
-	mech := privacy.PTR{Sigma1: cfg.Sigma, Tau: cfg.Tau / cfg.ClipNorm, B: cfg.B, Delta0: cfg.Delta0}
+	mech := PTRMechanism(cfg)
 	if err := mech.Validate(); err != nil {
 		return nil, err
 	}
-	a := &PTRTSum{cfg: cfg, f: cfg.F, threshold: cfg.B * math.Log(1/(2*cfg.Delta0))}
+	a := &PTRTSum{cfg: cfg, mech: mech, f: cfg.F, threshold: cfg.B * math.Log(1/(2*cfg.Delta0))}
 	if cfg.Secure {
 		var err error
 		if a.sec, err = newSecure(cfg, true); err != nil {
@@ -81,7 +91,7 @@ func (a *PTRTSum) Mechanism() privacy.Mechanism {
 	if a.sec != nil {
 		return a.sec.Mechanism()
 	}
-	return privacy.PTR{Sigma1: a.cfg.Sigma, Tau: a.cfg.Tau / a.cfg.ClipNorm, B: a.cfg.B, Delta0: a.cfg.Delta0}
+	return a.mech
 }
 
 // Name returns "ptr-tsum".
@@ -134,17 +144,15 @@ func (a *PTRTSum) Aggregate(g Grads, rng *rand.Rand, out []float32) (Report, err
 	}
 	delta := SafetyMargin(a.sorted, a.f, a.cfg.Tau, R)
 	dhat := float64(delta) + a.cfg.B*(rng.ExpFloat64()-rng.ExpFloat64())
-	rep := Report{
-		Delta: delta, DeltaHat: dhat, F: a.f,
-		Mechanism: privacy.PTR{Sigma1: a.cfg.Sigma, Tau: a.cfg.Tau / R, B: a.cfg.B, Delta0: a.cfg.Delta0},
-	}
+	d := PTRDiagnostics{Delta: delta, DeltaHat: dhat, F: a.f}
+	rep := Report{Mechanism: a.mech}
 	var std float64
 	if dhat <= a.threshold {
-		rep.Branch = "+"
+		d.Branch = PTRFailed
 		sumRows(g, a.s.idx, a.s.acc, out)
 		std = a.cfg.Sigma * R
 	} else {
-		rep.Branch = "-"
+		d.Branch = PTRPassed
 		kept := max(g.M-a.f, 0)
 		rep.Trimmed = g.M - kept
 		sumRows(g, a.s.idx[:kept], a.s.acc, out)
@@ -154,6 +162,7 @@ func (a *PTRTSum) Aggregate(g Grads, rng *rand.Rand, out []float32) (Report, err
 		return Report{}, fmt.Errorf("ptr-tsum: %w", err)
 	}
 	addNoise(out, std, rng)
+	rep.Diagnostics = d
 	return rep, nil
 }
 
@@ -166,13 +175,16 @@ func (a *PTRTSum) secureAggregate(g Grads, rng *rand.Rand, out []float32) (Repor
 	a.s.idx = a.sec.sortBySumSq(a.s.idx)
 	delta := a.sec.safetyMargin(a.s.idx, a.f)
 	v := secureTestGranularity*int64(delta) + a.sec.lap.Sample(rng)
-	rep := Report{Delta: delta, DeltaHat: float64(v) / secureTestGranularity, F: a.f, Mechanism: a.sec.Mechanism()}
+	d := PTRDiagnostics{Delta: delta, DeltaHat: float64(v) / secureTestGranularity, F: a.f}
+	rep := Report{Mechanism: a.sec.Mechanism()}
 	if v <= a.sec.thresh {
-		rep.Branch = "+"
+		d.Branch = PTRFailed
+		rep.Diagnostics = d
 		a.sec.release(g, nil, a.sec.noise, rng, out)
 		return rep, nil
 	}
-	rep.Branch = "-"
+	d.Branch = PTRPassed
+	rep.Diagnostics = d
 	kept := max(g.M-a.f, 0)
 	rep.Trimmed = g.M - kept
 	a.sec.release(g, a.s.idx[kept:], a.sec.pass, rng, out)

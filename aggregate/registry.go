@@ -3,11 +3,10 @@ package aggregate
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
+	"github.com/privtrain/privtrain/internal/registry"
 	"github.com/privtrain/privtrain/privacy"
 )
 
@@ -73,13 +72,32 @@ type Config struct {
 	Options map[string]float64
 }
 
-// Planned is implemented by the private rules (sum, tsum, ptr-tsum): the
-// (not subsampled) mechanism every step of theirs is, fixed at
-// construction, or nil when they add no noise. A trainer plans its
-// accounting with it, so secure and float modes are accounted by their own
-// curves.
+// Planned is implemented by the private rules (sum, tsum, ptr-tsum,
+// centered-clip, rgm-sum): the (not subsampled) mechanism every step of
+// theirs is, fixed at construction, or nil when they add no noise. It is
+// the one statement of a run's step mechanism: a trainer plans its
+// accounting with it (so secure and float modes are accounted by their own
+// curves), and the rule's Report.Mechanism of every release is this value.
 type Planned interface {
 	Mechanism() privacy.Mechanism
+}
+
+// PlannedMechanism returns the validated mechanism every private step of a
+// is, for accounting. It fails if a does not implement Planned or plans no
+// noise (a non-private rule or σ = 0).
+func PlannedMechanism(a Aggregator) (privacy.Mechanism, error) {
+	p, ok := a.(Planned)
+	if !ok {
+		return nil, fmt.Errorf("aggregate: rule %s does not state its privacy mechanism (aggregate.Planned), so it cannot be accounted", a.Name())
+	}
+	m := p.Mechanism()
+	if m == nil {
+		return nil, fmt.Errorf("aggregate: rule %s adds no noise (σ = 0): nothing to account", a.Name())
+	}
+	if err := m.Validate(); err != nil {
+		return nil, fmt.Errorf("aggregate: rule %s: mechanism: %w", a.Name(), err)
+	}
+	return m, nil
 }
 
 // Trimmer is implemented by the rules with a trim level F (tsum, ptr-tsum);
@@ -95,35 +113,25 @@ type Trimmer interface {
 // (New has already checked σ, R and F, see Config).
 type Constructor func(cfg Config) (Aggregator, error)
 
-// registry maps each rule's name to its constructor. It is written only by
+// rules maps each rule's name to its constructor. It is written only by
 // Register (the built-ins register in init below, other packages in theirs)
 // and guarded for callers that register later.
-var (
-	registryMu sync.RWMutex
-	registry   = map[string]Constructor{}
-)
+var rules = registry.New[Constructor]("aggregate", "rule")
 
 // Register makes a rule available to New under name, as database/sql's
 // Register does for drivers: call it from the init function of the package
 // that defines the rule. It panics if name is empty, ctor is nil or name is
 // already registered (two rules must never answer to one name).
 //
-// A private rule must report in Report.Mechanism the mechanism its release
-// is, with its sensitivity analysis in its doc comment: the accountant
-// charges exactly what the rule reports.
+// A private rule must implement Planned, stating the mechanism its every
+// release is (with its sensitivity analysis in its doc comment), and report
+// the same value in Report.Mechanism: the accountant charges exactly what
+// the rule plans.
 func Register(name string, ctor Constructor) {
-	if name == "" {
-		panic("aggregate: Register with an empty rule name")
-	}
 	if ctor == nil {
 		panic("aggregate: Register of rule " + strconv.Quote(name) + " with a nil constructor")
 	}
-	registryMu.Lock()
-	defer registryMu.Unlock()
-	if _, dup := registry[name]; dup {
-		panic("aggregate: Register called twice for rule " + strconv.Quote(name))
-	}
-	registry[name] = ctor
+	rules.Register(name, ctor)
 }
 
 // The built-in rules register themselves like any other rule.
@@ -145,9 +153,7 @@ func init() {
 // Instances keep scratch buffers (and, for centered-clip, the previous
 // release), so one instance must not be used by concurrent goroutines.
 func New(name string, cfg Config) (Aggregator, error) {
-	registryMu.RLock()
-	ctor, ok := registry[name]
-	registryMu.RUnlock()
+	ctor, ok := rules.Lookup(name)
 	if !ok {
 		return nil, fmt.Errorf("aggregate: unknown rule %q; registered: %s", name, strings.Join(Names(), ", "))
 	}
@@ -168,16 +174,7 @@ func New(name string, cfg Config) (Aggregator, error) {
 }
 
 // Names lists the registered rules in lexical order.
-func Names() []string {
-	registryMu.RLock()
-	defer registryMu.RUnlock()
-	names := make([]string, 0, len(registry))
-	for n := range registry {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return names
-}
+func Names() []string { return rules.Names() }
 
 // Option returns the named entry of cfg.Options and whether it is set.
 func (c Config) Option(name string) (float64, bool) {

@@ -13,9 +13,7 @@ import (
 // unregister removes a rule registered by a test, so that tests iterating
 // over Names see only the built-ins.
 func unregister(name string) {
-	registryMu.Lock()
-	defer registryMu.Unlock()
-	delete(registry, name)
+	rules.Unregister(name)
 }
 
 // halfSum is a rule defined outside the built-ins: it releases Σ g_i / 2

@@ -45,8 +45,32 @@ func NewRGMSum(m privacy.RGM) (*RGMSum, error) {
 // Name returns "rgm-sum".
 func (a *RGMSum) Name() string { return "rgm-sum" }
 
-// Mechanism returns the rule's mechanism.
-func (a *RGMSum) Mechanism() privacy.RGM { return a.mech }
+// AddRGMNoise releases x through the Relative Gaussian Mechanism m
+// (Hendrikx, Mangold & Bellet, AISTATS 2024, Definition 3): it adds
+// N(0, (γ‖x‖² + σ²) I) to x in place, in float64, drawing one standard
+// normal per coordinate from rng in order. It is the one implementation of
+// the RGM noise (rgm-sum and optim/ridgegd's nodes use it); the guarantee
+// needs x to have m's relative sensitivity (see RGMSum). It fails, leaving
+// x unchanged, if ‖x‖ is not finite.
+func AddRGMNoise(m privacy.RGM, x []float64, rng *rand.Rand) error {
+	var n2 float64
+	for _, v := range x {
+		n2 += v * v
+	}
+	if math.IsNaN(n2) || math.IsInf(n2, 0) {
+		return fmt.Errorf("RGM: the released vector is not finite (NaN/Inf)")
+	}
+	std := m.NoiseStd(math.Sqrt(n2))
+	for j := range x {
+		x[j] += std * rng.NormFloat64()
+	}
+	return nil
+}
+
+// Mechanism returns the rule's mechanism, a privacy.RGM (Planned). It has
+// no proven subsampled bound, so a trainer's Poisson-subsampled accounting
+// refuses it.
+func (a *RGMSum) Mechanism() privacy.Mechanism { return a.mech }
 
 // Aggregate writes Σ g_i + N(0, (γ‖Σ g_i‖² + σ²) I) into out.
 func (a *RGMSum) Aggregate(g Grads, rng *rand.Rand, out []float32) (Report, error) {
@@ -68,16 +92,11 @@ func (a *RGMSum) Aggregate(g Grads, rng *rand.Rand, out []float32) (Report, erro
 			a.acc[j] += float64(v)
 		}
 	}
-	var n2 float64
-	for _, v := range a.acc {
-		n2 += v * v
+	if err := AddRGMNoise(a.mech, a.acc, rng); err != nil {
+		return Report{}, fmt.Errorf("rgm-sum: sum of gradients: %w", err)
 	}
-	if math.IsNaN(n2) || math.IsInf(n2, 0) {
-		return Report{}, fmt.Errorf("rgm-sum: sum of gradients is not finite (NaN/Inf in gradients?)")
-	}
-	std := a.mech.NoiseStd(math.Sqrt(n2))
 	for j, v := range a.acc {
-		out[j] = float32(v + std*rng.NormFloat64())
+		out[j] = float32(v)
 	}
 	return Report{Mechanism: a.mech}, nil
 }

@@ -300,8 +300,8 @@ func TestSecurePTR(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if v := rep.DeltaHat * secureTestGranularity; rep.Delta != c.delta || rep.Branch != c.branch || v != math.Trunc(v) {
-				t.Fatalf("norm %v: Δ %d Δ̂ %v branch %q, want Δ %d branch %q", c.norm, rep.Delta, rep.DeltaHat, rep.Branch, c.delta, c.branch)
+			if v := ptrOf(rep).DeltaHat * secureTestGranularity; ptrOf(rep).Delta != c.delta || ptrOf(rep).Branch.String() != c.branch || v != math.Trunc(v) {
+				t.Fatalf("norm %v: Δ %d Δ̂ %v branch %q, want Δ %d branch %q", c.norm, ptrOf(rep).Delta, ptrOf(rep).DeltaHat, ptrOf(rep).Branch, c.delta, c.branch)
 			}
 			if c.branch == "-" && rep.Trimmed != 30 {
 				t.Fatalf("passed test trimmed %d, want 30", rep.Trimmed)

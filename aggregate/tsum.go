@@ -63,7 +63,7 @@ func (a *TSum) Aggregate(g Grads, rng *rand.Rand, out []float32) (Report, error)
 		a.s.idx = a.sec.sortBySumSq(a.s.idx)
 		kept := max(g.M-a.f, 0)
 		a.sec.release(g, a.s.idx[kept:], a.sec.noise, rng, out)
-		return Report{Trimmed: g.M - kept, F: a.f, Mechanism: a.sec.Mechanism()}, nil
+		return Report{Trimmed: g.M - kept, Mechanism: a.sec.Mechanism(), Diagnostics: TrimDiagnostics{F: a.f}}, nil
 	}
 	a.s.idx = sortByNorm(g.Norms, a.s.idx)
 	kept := max(g.M-a.f, 0)
@@ -72,7 +72,7 @@ func (a *TSum) Aggregate(g Grads, rng *rand.Rand, out []float32) (Report, error)
 		return Report{}, fmt.Errorf("tsum: %w", err)
 	}
 	addNoise(out, std, rng)
-	rep := Report{Trimmed: g.M - kept, F: a.f}
+	rep := Report{Trimmed: g.M - kept, Diagnostics: TrimDiagnostics{F: a.f}}
 	if private {
 		rep.Mechanism = privacy.Gaussian{Sigma: a.cfg.Sigma}
 	}

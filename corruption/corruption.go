@@ -7,8 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
+	"github.com/privtrain/privtrain/internal/registry"
 	"github.com/privtrain/privtrain/randstream"
 )
 
@@ -60,10 +60,7 @@ type Kind struct {
 
 // kinds maps each kind's name to its model. It is written only by Register
 // (the built-ins register in init below, other packages in theirs).
-var (
-	kindsMu sync.RWMutex
-	kinds   = map[string]Kind{}
-)
+var kinds = registry.New[Kind]("corruption", "kind")
 
 // Register makes a corruption kind available to New under name, as
 // database/sql's Register does for drivers: call it from the init function
@@ -77,12 +74,7 @@ func Register(name string, k Kind) {
 	if k.Data == nil && k.Gradient == nil {
 		panic("corruption: Register of kind " + strconv.Quote(name) + " that corrupts neither data nor gradients")
 	}
-	kindsMu.Lock()
-	defer kindsMu.Unlock()
-	if _, dup := kinds[name]; dup {
-		panic("corruption: Register called twice for kind " + strconv.Quote(name))
-	}
-	kinds[name] = k
+	kinds.Register(name, k)
 }
 
 // The built-in kinds register themselves like any other.
@@ -97,22 +89,10 @@ func init() {
 // Kinds lists the accepted kinds: "none", then the registered kinds in
 // lexical order.
 func Kinds() []string {
-	kindsMu.RLock()
-	defer kindsMu.RUnlock()
-	out := make([]string, 0, len(kinds))
-	for k := range kinds {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return append([]string{None}, out...)
+	return append([]string{None}, kinds.Names()...)
 }
 
-func lookup(name string) (Kind, bool) {
-	kindsMu.RLock()
-	defer kindsMu.RUnlock()
-	k, ok := kinds[name]
-	return k, ok
-}
+func lookup(name string) (Kind, bool) { return kinds.Lookup(name) }
 
 // Plan is one run's corruption: its kind and the fixed set of corrupted
 // training examples, exactly round(ratio·n) of them, chosen once from the

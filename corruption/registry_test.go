@@ -9,9 +9,7 @@ import (
 
 // unregister removes a kind registered by a test.
 func unregister(name string) {
-	kindsMu.Lock()
-	defer kindsMu.Unlock()
-	delete(kinds, name)
+	kinds.Unregister(name)
 }
 
 // TestRegisterKind: a kind registered from outside (here: zero the

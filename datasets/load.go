@@ -3,10 +3,10 @@ package datasets
 import (
 	"fmt"
 	"os"
-	"sort"
 	"strconv"
 	"strings"
-	"sync"
+
+	"github.com/privtrain/privtrain/internal/registry"
 )
 
 // DataDirEnv is the environment variable naming the data directory.
@@ -19,28 +19,17 @@ type Loader func(split, dataDir string) (*Dataset, error)
 
 // loaders maps each dataset name to its loader. It is written only by
 // Register (the built-ins register in init below, other packages in theirs).
-var (
-	loadersMu sync.RWMutex
-	loaders   = map[string]Loader{}
-)
+var loaders = registry.New[Loader]("datasets", "dataset")
 
 // Register makes a dataset available to Load under name, as database/sql's
 // Register does for drivers: call it from the init function of the package
 // that reads the dataset. It panics if name is empty, load is nil or name
 // is already registered.
 func Register(name string, load Loader) {
-	if name == "" {
-		panic("datasets: Register with an empty dataset name")
-	}
 	if load == nil {
 		panic("datasets: Register of dataset " + strconv.Quote(name) + " with a nil loader")
 	}
-	loadersMu.Lock()
-	defer loadersMu.Unlock()
-	if _, dup := loaders[name]; dup {
-		panic("datasets: Register called twice for dataset " + strconv.Quote(name))
-	}
-	loaders[name] = load
+	loaders.Register(name, load)
 }
 
 // The built-in datasets register themselves like any other.
@@ -58,16 +47,7 @@ func init() {
 }
 
 // Names returns the registered dataset names in lexical order.
-func Names() []string {
-	loadersMu.RLock()
-	defer loadersMu.RUnlock()
-	out := make([]string, 0, len(loaders))
-	for n := range loaders {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
-}
+func Names() []string { return loaders.Names() }
 
 // ResolveDataDir returns the data directory: flag if non-empty, else the
 // PRIVTRAIN_DATA environment variable, else "".
@@ -91,9 +71,7 @@ func ResolveDataDir(flag string) string {
 // Images are float32 in [0, 1], channel-major (C, H, W); Labels are in
 // [0, Classes). ijcnn1 has Shape (22), Targets ±1 and Labels 0/1.
 func Load(name, split, dataDir string) (*Dataset, error) {
-	loadersMu.RLock()
-	load, ok := loaders[name]
-	loadersMu.RUnlock()
+	load, ok := loaders.Lookup(name)
 	if !ok {
 		return nil, fmt.Errorf("datasets: unknown dataset %q; registered: %s", name, strings.Join(Names(), ", "))
 	}

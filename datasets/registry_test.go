@@ -8,9 +8,7 @@ import (
 
 // unregister removes a dataset registered by a test.
 func unregister(name string) {
-	loadersMu.Lock()
-	defer loadersMu.Unlock()
-	delete(loaders, name)
+	loaders.Unregister(name)
 }
 
 // TestRegisterDataset: a dataset registered from outside loads by name,

@@ -98,7 +98,7 @@ func BenchmarkStep(b *testing.B) {
 						b.Fatal(err)
 					}
 					cfg.Aggregator, cfg.ClipNorm, cfg.Accountant, cfg.Sampler = agg, 1, &privacy.RDPAccounting{Acc: acct}, ps
-					cfg.StepMechanism, cfg.Delta, cfg.NoiseKey = agg.(aggregate.Planned).Mechanism(), 1e-5, randstream.FromSeed(1)
+					cfg.Delta, cfg.NoiseKey = 1e-5, randstream.FromSeed(1)
 				}
 				tr, err := NewTrainer(cfg)
 				if err != nil {

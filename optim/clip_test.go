@@ -1,6 +1,7 @@
 package optim
 
 import (
+	"github.com/privtrain/privtrain/aggregate"
 	"math"
 	"strings"
 	"testing"
@@ -53,12 +54,12 @@ func TestTrimController(t *testing.T) {
 	// round(0.02·256) = 5; F stays in [0, 127].
 	tests := []struct {
 		f      int
-		branch string
+		branch aggregate.PTROutcome
 		rev    bool
 		want   int
 	}{
-		{64, "+", false, 69}, {64, "-", false, 59}, {3, "-", false, 0}, {125, "+", false, 127},
-		{64, "+", true, 59}, {64, "-", true, 69},
+		{64, aggregate.PTRFailed, false, 69}, {64, aggregate.PTRPassed, false, 59}, {3, aggregate.PTRPassed, false, 0}, {125, aggregate.PTRFailed, false, 127},
+		{64, aggregate.PTRFailed, true, 59}, {64, aggregate.PTRPassed, true, 69},
 	}
 	for _, tc := range tests {
 		c.IncreaseOnPass = tc.rev

@@ -8,5 +8,9 @@
 //
 // A private run (Config.Accountant set) requires a Poisson sampler by type
 // (datasets.PoissonSubsampler, whose rate q the accounting uses) and a noise
-// key (Config.NoiseKey, package randstream) for its privacy randomness.
+// key (Config.NoiseKey, package randstream) for its privacy randomness; the
+// step mechanism it accounts is the aggregator's own plan
+// (aggregate.Planned), stated nowhere else. The step loop does not know
+// which rule runs: method-specific adaptation (TSGD+PTR's per-branch
+// learning rates and dynamic trim level, PTRPolicy) is a StepPolicy.
 package optim

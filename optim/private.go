@@ -40,10 +40,11 @@ type PrivateConfig struct {
 	// LR is the learning rate (> 0).
 	LR float64
 	// Rule is the registered aggregation rule ("" means "sum"). With
-	// Config{Sigma: σ, ClipNorm: R, Options: Options} it must release the
-	// Gaussian mechanism with multiplier σ at normalized sensitivity 1 —
-	// as sum and tsum do, and any rule calibrating its noise to its own
-	// sensitivity. The trainer checks every step's report against it.
+	// Config{Sigma: σ, ClipNorm: R, Options: Options} it must plan
+	// (aggregate.Planned) the Gaussian mechanism with multiplier σ at
+	// normalized sensitivity 1 — as sum and tsum do, and any rule
+	// calibrating its noise to its own sensitivity; MakePrivate checks the
+	// plan once, and the accountant composes it every step.
 	Rule    string
 	Options map[string]float64
 	// Key keys the privacy randomness (Poisson sampling and noise). The
@@ -147,6 +148,13 @@ func MakePrivate(m model.Model, data *datasets.Dataset, cfg PrivateConfig) (*Pri
 	if err != nil {
 		return nil, fmt.Errorf("optim: make private: %w", err)
 	}
+	// σ was given or calibrated for the Gaussian mechanism: the rule must
+	// plan exactly that (the trainer accounts the rule's plan).
+	if mech, err := aggregate.PlannedMechanism(agg); err != nil {
+		return nil, fmt.Errorf("optim: make private: %w", err)
+	} else if mech != (privacy.Gaussian{Sigma: sigma}) {
+		return nil, fmt.Errorf("optim: make private: rule %s plans the mechanism %+v, not the Gaussian mechanism with σ = %v that MakePrivate states", rule, mech.Spec(), sigma)
+	}
 	key := cfg.Key
 	if key.IsZero() {
 		var err error
@@ -164,8 +172,7 @@ func MakePrivate(m model.Model, data *datasets.Dataset, cfg PrivateConfig) (*Pri
 	}
 	t, err := NewTrainer(Config{
 		Model: m, Data: data, Labels: labels, Sampler: sampler, Aggregator: agg,
-		ClipNorm: cfg.ClipNorm, LR: cfg.LR, Q: q, Accountant: acct,
-		StepMechanism: privacy.Gaussian{Sigma: sigma}, Delta: cfg.Delta, Conversion: conv,
+		ClipNorm: cfg.ClipNorm, LR: cfg.LR, Accountant: acct, Delta: cfg.Delta, Conversion: conv,
 		NoiseKey: key.Derive("noise"), Workers: cfg.Workers,
 	})
 	if err != nil {

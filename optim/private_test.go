@@ -106,7 +106,7 @@ func TestMakePrivateMatchesManualWiring(t *testing.T) {
 	agg, _ := aggregate.New("sum", aggregate.Config{Sigma: sigma, ClipNorm: 0.5})
 	acct, _ := privacy.NewAccountant(nil)
 	tr, err := NewTrainer(Config{Model: manual, Data: data, Labels: true, Sampler: sampler, Aggregator: agg,
-		ClipNorm: 0.5, LR: 0.3, Q: q, Accountant: &privacy.RDPAccounting{Acc: acct}, StepMechanism: privacy.Gaussian{Sigma: sigma},
+		ClipNorm: 0.5, LR: 0.3, Q: q, Accountant: &privacy.RDPAccounting{Acc: acct},
 		Delta: 1e-5, NoiseKey: randstream.FromSeed(seed).Derive("noise")})
 	if err != nil {
 		t.Fatal(err)

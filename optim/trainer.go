@@ -10,6 +10,7 @@ import (
 
 	"github.com/privtrain/privtrain/aggregate"
 	"github.com/privtrain/privtrain/datasets"
+	"github.com/privtrain/privtrain/internal/jsonobj"
 	"github.com/privtrain/privtrain/internal/vec"
 	"github.com/privtrain/privtrain/model"
 	"github.com/privtrain/privtrain/privacy"
@@ -59,21 +60,21 @@ type Config struct {
 	// ClipNorm is R, the per-example L2 clipping bound (0: no clipping,
 	// allowed only for non-private training).
 	ClipNorm float64
-	// LR is the learning rate; LRFail / LRPass, when > 0, override it after a
-	// failed ("+") / passed ("-") PTR test (η_A, η_B of appendix A.4).
-	LR, LRFail, LRPass float64
-	// Q is the Poisson sampling rate used for privacy accounting. A private
-	// run reads q from its sampler, which must be a
-	// datasets.PoissonSubsampler; Q = 0 takes that rate, a non-zero Q must
-	// be ≥ it (accounting at a larger rate is valid, see PoissonSubsampler).
+	// LR is the learning rate (Policy may change it per step).
+	LR float64
+	// Q overrides the Poisson sampling rate used for privacy accounting.
+	// A private run reads q from its sampler, which must be a
+	// datasets.PoissonSubsampler; leave Q = 0 to take that rate. A non-zero
+	// Q must be ≥ it (accounting at a larger rate is valid, see
+	// PoissonSubsampler): personalized sampling accounts the worst case.
 	Q float64
 	// Accountant records the privacy cost of every step (nil: non-private):
 	// privacy.RDPAccounting or privacy.PLDAccountant. Only this trainer may
 	// compose into it while training (the budget check counts its steps).
+	// The step mechanism it composes is the aggregator's plan
+	// (aggregate.Planned), Poisson-subsampled at q: a private run needs an
+	// aggregator that states its mechanism.
 	Accountant privacy.PrivacyAccountant
-	// StepMechanism is the (not subsampled) mechanism every private step is
-	// expected to be; the trainer verifies each step's report against it.
-	StepMechanism privacy.Mechanism
 	// Delta is the δ at which ε is reported after each step. Conversion is
 	// kept for callers' records: an RDP accountant (privacy.RDPAccounting)
 	// carries its own conversion, which is the one used.
@@ -82,8 +83,11 @@ type Config struct {
 	// Bound chooses the subsampling bound (auto: the best proven one).
 	Bound         privacy.SubsampleBound
 	AllowUnproven bool
-	// Trim adjusts the trim level F after each PTR test (nil: fixed F).
-	Trim *TrimController
+	// Policy adapts the run to each step's aggregation report (nil: the
+	// fixed learning rate LR): e.g. TSGD+PTR's per-branch learning rates
+	// and dynamic trim level (PTRPolicy). The step loop itself does not
+	// know which rule runs.
+	Policy StepPolicy
 	// Corruption corrupts gradients of corrupted examples (nil: none).
 	Corruption GradientCorruption
 	// NoiseKey keys the privacy randomness of every step: the aggregator's
@@ -102,24 +106,69 @@ type Config struct {
 	Canaries Canaries
 }
 
-// StepResult describes one training step, for the per-step log.
+// StepResult describes one training step, for the per-step log. As JSON
+// (MarshalJSON) it is one flat object: the trainer's fields, then the
+// rule's diagnostics, then the trimmed and corrupted counts. It holds
+// values that are not privatized (batch size, loss, the rule's private
+// diagnostics); PublicJSON is its release-safe part.
 type StepResult struct {
-	Step      int     `json:"step"`
-	BatchSize int     `json:"batch_size"`
-	Loss      float64 `json:"loss"`
-	Epsilon   float64 `json:"epsilon,omitempty"`
+	Step      int
+	BatchSize int
+	Loss      float64
+	Epsilon   float64
 	// Accountant names the accountant of Epsilon. Under PLD, Epsilon is the
 	// certified ε after EpsilonSteps ≥ Step+1 steps of the history (on a
 	// grid of step counts, see privacy.PLDAccountant.EpsilonBound), an upper
 	// bound on the ε so far; under RDP it is the ε so far.
-	Accountant   string  `json:"accountant,omitempty"`
-	EpsilonSteps int     `json:"epsilon_steps,omitempty"`
-	Branch       string  `json:"branch,omitempty"`
-	Delta        int     `json:"delta,omitempty"`
-	DeltaHat     float64 `json:"delta_hat,omitempty"`
-	F            int     `json:"f,omitempty"`
-	Trimmed      int     `json:"trimmed,omitempty"`
-	Corrupted    int     `json:"corrupted,omitempty"`
+	Accountant   string
+	EpsilonSteps int
+	// Rule is the aggregation rule's own record of the step (nil: none).
+	Rule aggregate.Diagnostics
+	// LR is the learning rate the step's update used (not logged).
+	LR        float64
+	Trimmed   int
+	Corrupted int
+}
+
+// stepHead and stepTail are StepResult's own fields as JSON, around the
+// rule's diagnostics.
+type stepHead struct {
+	Step       int     `json:"step"`
+	BatchSize  int     `json:"batch_size"`
+	Loss       float64 `json:"loss"`
+	Epsilon    float64 `json:"epsilon,omitempty"`
+	Accountant string  `json:"accountant,omitempty"`
+	// EpsilonSteps is absent under RDP (its ε is the ε so far).
+	EpsilonSteps int `json:"epsilon_steps,omitempty"`
+}
+
+type stepTail struct {
+	Trimmed   int `json:"trimmed,omitempty"`
+	Corrupted int `json:"corrupted,omitempty"`
+}
+
+// MarshalJSON writes the full record (operator-only).
+func (r StepResult) MarshalJSON() ([]byte, error) {
+	var rule any
+	if r.Rule != nil {
+		rule = r.Rule
+	}
+	return jsonobj.Concat(stepHead{r.Step, r.BatchSize, r.Loss, r.Epsilon, r.Accountant, r.EpsilonSteps}, rule, stepTail{r.Trimmed, r.Corrupted})
+}
+
+// PublicJSON writes the release-safe part of the record: the step, ε so far
+// and the rule's public diagnostics (aggregate.Diagnostics.Public).
+func (r StepResult) PublicJSON() ([]byte, error) {
+	head := struct {
+		Step         int     `json:"step"`
+		Epsilon      float64 `json:"epsilon,omitempty"`
+		EpsilonSteps int     `json:"epsilon_steps,omitempty"`
+	}{r.Step, r.Epsilon, r.EpsilonSteps}
+	var pub any
+	if r.Rule != nil {
+		pub = r.Rule.Public()
+	}
+	return jsonobj.Concat(head, pub)
 }
 
 // Trainer runs training steps. It is not safe for concurrent use.
@@ -155,9 +204,9 @@ func NewTrainer(cfg Config) (*Trainer, error) {
 	if !(cfg.LR > 0) || math.IsInf(cfg.LR, 0) {
 		return nil, fmt.Errorf("optim: learning rate must be finite and > 0, got %v", cfg.LR)
 	}
-	for _, lr := range []float64{cfg.LRFail, cfg.LRPass} {
-		if lr < 0 || math.IsNaN(lr) || math.IsInf(lr, 0) {
-			return nil, fmt.Errorf("optim: branch learning rate must be finite and ≥ 0, got %v", lr)
+	if v, ok := cfg.Policy.(interface{ Validate() error }); ok {
+		if err := v.Validate(); err != nil {
+			return nil, fmt.Errorf("optim: policy: %w", err)
 		}
 	}
 	if cfg.ClipNorm < 0 || math.IsNaN(cfg.ClipNorm) || math.IsInf(cfg.ClipNorm, 0) {
@@ -168,11 +217,12 @@ func NewTrainer(cfg Config) (*Trainer, error) {
 	}
 	t := &Trainer{cfg: cfg, p: cfg.Model.NumParams(), d: cfg.Data.Dim()}
 	if cfg.Accountant != nil {
-		if cfg.StepMechanism == nil {
-			return nil, errors.New("optim: a private run needs the step mechanism for accounting")
-		}
 		if cfg.Aggregator == nil || cfg.ClipNorm <= 0 {
 			return nil, errors.New("optim: a private run needs an aggregator and a clipping norm R > 0")
+		}
+		base, err := aggregate.PlannedMechanism(cfg.Aggregator)
+		if err != nil {
+			return nil, fmt.Errorf("optim: %w", err)
 		}
 		ps, ok := cfg.Sampler.(datasets.PoissonSubsampler)
 		if !ok {
@@ -196,7 +246,7 @@ func NewTrainer(cfg Config) (*Trainer, error) {
 		if bound == "" {
 			bound = privacy.SubsampleAuto
 		}
-		t.mech = privacy.PoissonSubsampled{Base: cfg.StepMechanism, Q: cfg.Q, Bound: bound, AllowUnproven: cfg.AllowUnproven}
+		t.mech = privacy.PoissonSubsampled{Base: base, Q: cfg.Q, Bound: bound, AllowUnproven: cfg.AllowUnproven}
 		if err := t.mech.Validate(); err != nil {
 			return nil, fmt.Errorf("optim: step mechanism: %w", err)
 		}
@@ -320,24 +370,19 @@ func (t *Trainer) Step(step int) (StepResult, error) {
 	if err != nil {
 		return res, fmt.Errorf("step %d: %w", step, err)
 	}
-	res.Branch, res.Delta, res.DeltaHat, res.F, res.Trimmed = rep.Branch, rep.Delta, rep.DeltaHat, rep.F, rep.Trimmed
+	res.Rule, res.Trimmed = rep.Diagnostics, rep.Trimmed
 	if t.cfg.Accountant != nil {
 		// Record the cost as soon as the aggregate is released, before it is
 		// used: a step can never be applied without being accounted.
-		if err := t.checkReport(rep); err != nil {
-			return res, fmt.Errorf("step %d: %w", step, err)
-		}
 		if err := t.cfg.Accountant.Compose(t.mech, 1); err != nil {
 			return res, fmt.Errorf("step %d: accounting: %w", step, err)
 		}
 	}
 	lr := t.cfg.LR
-	switch {
-	case rep.Branch == "+" && t.cfg.LRFail > 0:
-		lr = t.cfg.LRFail
-	case rep.Branch == "-" && t.cfg.LRPass > 0:
-		lr = t.cfg.LRPass
+	if t.cfg.Policy != nil {
+		lr = t.cfg.Policy.LearningRate(rep.Diagnostics, lr)
 	}
+	res.LR = lr
 	// The released sum is divided by the expected batch size, never by the
 	// actual (private) one (Opacus' convention for Poisson sampling).
 	scale := float32(lr / t.cfg.Sampler.ExpectedBatchSize())
@@ -369,10 +414,8 @@ func (t *Trainer) Step(step int) (StepResult, error) {
 		}
 		res.Epsilon, res.Accountant, res.EpsilonSteps = eps.Epsilon, privacy.KindPLD, eps.Steps
 	}
-	if t.cfg.Trim != nil && rep.Branch != "" {
-		if tr, ok := t.cfg.Aggregator.(aggregate.Trimmer); ok {
-			tr.SetTrimLevel(t.cfg.Trim.Next(tr.TrimLevel(), rep.Branch))
-		}
+	if t.cfg.Policy != nil {
+		t.cfg.Policy.Observe(rep.Diagnostics)
 	}
 	return res, nil
 }
@@ -389,7 +432,7 @@ func (t *Trainer) plainStep(b model.Batch, res StepResult) (StepResult, error) {
 	if n := rowNorm(t.out); math.IsNaN(n) || math.IsInf(n, 0) {
 		return res, fmt.Errorf("step %d: batch gradient is not finite", res.Step)
 	}
-	res.Loss = lossSum / float64(b.M)
+	res.Loss, res.LR = lossSum/float64(b.M), t.cfg.LR
 	scale := float32(t.cfg.LR / float64(b.M))
 	for j := range t.out {
 		t.out[j] *= scale
@@ -398,39 +441,6 @@ func (t *Trainer) plainStep(b model.Batch, res StepResult) (StepResult, error) {
 		return res, fmt.Errorf("step %d: update: %w", res.Step, err)
 	}
 	return res, nil
-}
-
-// checkReport verifies that the aggregator's step was the planned mechanism,
-// so the accountant never records a cost other than what was released.
-func (t *Trainer) checkReport(rep aggregate.Report) error {
-	if rep.Mechanism == nil {
-		return fmt.Errorf("aggregator %s reported no privacy mechanism in a private run", t.cfg.Aggregator.Name())
-	}
-	got, want := rep.Mechanism.Spec(), t.cfg.StepMechanism.Spec()
-	if !sameSpec(got, want) {
-		return fmt.Errorf("aggregator %s released mechanism %+v, but the run accounts for %+v", t.cfg.Aggregator.Name(), got, want)
-	}
-	return nil
-}
-
-func sameSpec(a, b privacy.Spec) bool {
-	if a.Kind != b.Kind || len(a.Params) != len(b.Params) || len(a.Options) != len(b.Options) {
-		return false
-	}
-	for k, v := range a.Params {
-		if w, ok := b.Params[k]; !ok || w != v {
-			return false
-		}
-	}
-	for k, v := range a.Options {
-		if b.Options[k] != v {
-			return false
-		}
-	}
-	if (a.Inner == nil) != (b.Inner == nil) {
-		return false
-	}
-	return a.Inner == nil || sameSpec(*a.Inner, *b.Inner)
 }
 
 // ensure grows the batch buffers to hold m examples.

@@ -29,7 +29,7 @@ func TestPLDAccountantBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr, err := NewTrainer(Config{Model: logreg(t), Data: data, Labels: true, Aggregator: agg, LR: 0.1,
-		ClipNorm: 1, Q: 0.1, Delta: 1e-5, Accountant: acct, StepMechanism: privacy.Gaussian{Sigma: 2},
+		ClipNorm: 1, Q: 0.1, Delta: 1e-5, Accountant: acct,
 		Sampler: sampler, NoiseKey: randstream.FromSeed(3)})
 	if err != nil {
 		t.Fatal(err)

@@ -108,7 +108,7 @@ func TestPrivateStepAccounting(t *testing.T) {
 	if empty == 0 || empty == steps {
 		t.Fatalf("the test needs empty and non-empty batches among its %d steps, got %d empty", steps, empty)
 	}
-	newTrainer := func(aggSigma, planSigma float64) (*Trainer, *privacy.Accountant) {
+	newTrainer := func(aggSigma float64) (*Trainer, *privacy.Accountant) {
 		agg, err := aggregate.New("sum", aggregate.Config{Sigma: aggSigma, ClipNorm: 1})
 		if err != nil {
 			t.Fatal(err)
@@ -118,14 +118,14 @@ func TestPrivateStepAccounting(t *testing.T) {
 			t.Fatal(err)
 		}
 		tr, err := NewTrainer(Config{Model: logreg(t), Data: data, Labels: true, Aggregator: agg, LR: 0.1,
-			ClipNorm: 1, Delta: 1e-5, Accountant: &privacy.RDPAccounting{Acc: acct}, StepMechanism: privacy.Gaussian{Sigma: planSigma},
+			ClipNorm: 1, Delta: 1e-5, Accountant: &privacy.RDPAccounting{Acc: acct},
 			Sampler: sampler, NoiseKey: randstream.FromSeed(9)})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return tr, acct
 	}
-	tr, acct := newTrainer(1.1, 1.1)
+	tr, acct := newTrainer(1.1)
 	var last float64
 	for s := 0; s < steps; s++ {
 		res, err := tr.Step(s)
@@ -141,12 +141,11 @@ func TestPrivateStepAccounting(t *testing.T) {
 		t.Errorf("accountant holds %d steps, want %d", acct.Steps(), steps)
 	}
 
-	tr, acct = newTrainer(1.1, 2.0)
-	if _, err := tr.Step(0); err == nil || !strings.Contains(err.Error(), "accounts for") {
-		t.Errorf("a released mechanism other than the planned one must be refused, got %v", err)
-	}
-	if acct.Steps() != 0 {
-		t.Errorf("refused step was accounted (%d steps)", acct.Steps())
+	// The accounted step is the aggregator's plan, subsampled at the
+	// sampler's rate: nothing is stated twice.
+	tr, _ = newTrainer(2.0)
+	if got, want := tr.StepMechanism(), (privacy.PoissonSubsampled{Base: privacy.Gaussian{Sigma: 2}, Q: sampler.Rate(), Bound: privacy.SubsampleAuto}); got != want {
+		t.Errorf("step mechanism %+v, want %+v", got, want)
 	}
 
 	// A NaN input makes every gradient of that example NaN.
@@ -159,7 +158,7 @@ func TestPrivateStepAccounting(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr, err = NewTrainer(Config{Model: logreg(t), Data: bad, Labels: true, Aggregator: agg, LR: 0.1,
-		ClipNorm: 1, Delta: 1e-5, Accountant: &privacy.RDPAccounting{Acc: acct}, StepMechanism: privacy.Gaussian{Sigma: 1.1},
+		ClipNorm: 1, Delta: 1e-5, Accountant: &privacy.RDPAccounting{Acc: acct},
 		Sampler: all, NoiseKey: randstream.FromSeed(1)})
 	if err != nil {
 		t.Fatal(err)
@@ -181,7 +180,7 @@ func TestNewTrainerRejectsBadConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	ok := Config{Model: logreg(t), Data: data, Labels: true, Aggregator: agg, LR: 0.1, ClipNorm: 1, Q: 0.1,
-		Delta: 1e-5, Accountant: &privacy.RDPAccounting{Acc: acct}, StepMechanism: privacy.Gaussian{Sigma: 1}, Sampler: poisson,
+		Delta: 1e-5, Accountant: &privacy.RDPAccounting{Acc: acct}, Sampler: poisson,
 		NoiseKey: randstream.FromSeed(1)}
 	if _, err := NewTrainer(ok); err != nil {
 		t.Fatal(err)
@@ -190,6 +189,8 @@ func TestNewTrainerRejectsBadConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	exact, _ := aggregate.New("sum", aggregate.Config{ClipNorm: 1})
+	median, _ := aggregate.New("coord-median", aggregate.Config{ClipNorm: 1})
 	tests := []struct {
 		name   string
 		mutate func(*Config)
@@ -198,8 +199,8 @@ func TestNewTrainerRejectsBadConfig(t *testing.T) {
 		{"q", func(c *Config) { c.Q = 1.5 }},
 		{"delta", func(c *Config) { c.Delta = 1 }},
 		{"clip", func(c *Config) { c.ClipNorm = 0 }},
-		{"mechanism", func(c *Config) { c.StepMechanism = nil }},
-		{"sigma", func(c *Config) { c.StepMechanism = privacy.Gaussian{Sigma: -1} }},
+		{"no noise in the rule", func(c *Config) { c.Aggregator = exact }},
+		{"rule without a plan", func(c *Config) { c.Aggregator = median }},
 		{"model", func(c *Config) { c.Model = nil }},
 		// Only valid accounting: the accountant assumes Poisson subsampling,
 		// so a shuffled-batch (or any other) sampler is refused by type.

@@ -3,6 +3,8 @@ package optim
 import (
 	"fmt"
 	"math"
+
+	"github.com/privtrain/privtrain/aggregate"
 )
 
 // TrimController adapts the trim level F of TSGD+PTR after each PTR test
@@ -34,14 +36,13 @@ func (c *TrimController) Validate() error {
 	return nil
 }
 
-// Next returns the trim level after a test with outcome branch ("+" failed,
-// "-" passed) at level f.
-func (c *TrimController) Next(f int, branch string) int {
+// Next returns the trim level after a test with outcome branch at level f.
+func (c *TrimController) Next(f int, branch aggregate.PTROutcome) int {
 	step := int(math.Round(c.Rate * c.Batch))
 	if step < 1 {
 		step = 1
 	}
-	up := branch == "+"
+	up := branch == aggregate.PTRFailed
 	if c.IncreaseOnPass {
 		up = !up
 	}

@@ -283,9 +283,9 @@ func sample(newAgg Factory, mech privacy.Mechanism, g aggregate.Grads, n, worker
 						errs[w] = fmt.Errorf("release %d reported mechanism %v, the first release %v", i, rep.Mechanism, want)
 						return
 					}
-					if rep.Branch != "" {
+					if d, ok := rep.Diagnostics.(aggregate.PTRDiagnostics); ok && d.Branch != aggregate.NoPTRTest {
 						test++
-						if rep.Branch == "-" {
+						if d.Branch == aggregate.PTRPassed {
 							pass++
 						}
 					}

@@ -15,8 +15,8 @@ import (
 
 	"github.com/privtrain/privtrain/aggregate"
 	aggaudit "github.com/privtrain/privtrain/aggregate/audit"
-	"github.com/privtrain/privtrain/experiments"
 	"github.com/privtrain/privtrain/privacy"
+	"github.com/privtrain/privtrain/runner"
 )
 
 const auditUsage = `usage: trainer audit mechanism|run [flags]
@@ -152,7 +152,7 @@ func auditRun(args []string, stdout, stderr io.Writer) int {
 	own, rest := splitFlags(args, runAuditFlags...)
 	fs := flag.NewFlagSet("trainer audit run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var opt experiments.RunAuditOptions
+	var opt runner.RunAuditOptions
 	fs.IntVar(&opt.Canaries, "canaries", 1000, "number m of gradient canaries (each included with probability ½)")
 	fs.Float64Var(&opt.Norm, "canary-norm", 1, "canary gradient norm as a multiple of the clip norm R")
 	guesses := fs.String("guesses", "", "comma-separated guess counts (default m/50, m/20, m/10, m/5, m/2, m)")
@@ -188,17 +188,17 @@ func auditRun(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	res, err := experiments.AuditRun(ctx, cfg, opt)
+	res, err := runner.AuditRun(ctx, cfg, opt)
 	if err != nil {
 		fmt.Fprintf(stderr, "trainer audit run: %s\n", oneLine(err.Error()))
-		if errors.Is(err, experiments.ErrRunAuditOptions) || strings.Contains(err.Error(), "invalid configuration") {
+		if errors.Is(err, runner.ErrRunAuditOptions) || strings.Contains(err.Error(), "invalid configuration") {
 			return 2
 		}
 		return 1
 	}
 	if *asJSON {
 		b, err := json.Marshal(struct {
-			*experiments.RunAuditResult
+			*runner.RunAuditResult
 			ClaimedEpsilon privacy.JSONFloat `json:"claimed_epsilon"`
 		}{res, privacy.JSONFloat(res.ClaimedEpsilon)})
 		if err != nil {

@@ -13,8 +13,8 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/privtrain/privtrain/experiments"
 	"github.com/privtrain/privtrain/experiments/grid"
+	"github.com/privtrain/privtrain/runner"
 )
 
 // gridModes are the flags every grid experiment shares: what to do with
@@ -260,7 +260,7 @@ func parsePTRTable(args []string, stderr io.Writer) (*grid.Grid, *flag.FlagSet, 
 			if !ok || err != nil {
 				return nil, nil, nil, fmt.Errorf("corruption setting %q: want KIND:RATIO", c)
 			}
-			t.Corruptions = append(t.Corruptions, experiments.Corruption{Kind: kind, Ratio: r})
+			t.Corruptions = append(t.Corruptions, runner.Corruption{Kind: kind, Ratio: r})
 		}
 	}
 	g, err := t.Grid()

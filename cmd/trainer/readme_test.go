@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/privtrain/privtrain/experiments"
+	"github.com/privtrain/privtrain/runner"
 )
 
 // readmeCommands extracts every trainer command from the fenced sh blocks
@@ -69,7 +69,7 @@ func readmeCommands(t *testing.T, path string) [][]string {
 // before it starts working, without training or writing anything.
 func validateCommand(args []string) error {
 	if len(args) == 0 {
-		_, _, err := parseTrainFlagsFrom(nil, experiments.DefaultConfig(), io.Discard)
+		_, _, err := parseTrainFlagsFrom(nil, runner.DefaultConfig(), io.Discard)
 		return err
 	}
 	switch args[0] {

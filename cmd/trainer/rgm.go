@@ -1,45 +1,18 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"math"
 	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/privtrain/privtrain/datasets"
 	"github.com/privtrain/privtrain/experiments/rgmfig"
-	"github.com/privtrain/privtrain/internal/fileutil"
 	"github.com/privtrain/privtrain/optim/ridgegd"
 )
-
-// rgmSummary is summary.json of `trainer rgm-gd`.
-type rgmSummary struct {
-	Dataset string         `json:"dataset"`
-	N       int            `json:"n"`
-	D       int            `json:"d"`
-	Split   string         `json:"split"`
-	Nodes   int            `json:"nodes"`
-	Bias    float64        `json:"bias,omitempty"`
-	MuReg   float64        `json:"mu_reg"`
-	Config  ridgegd.Config `json:"config"`
-	Runs    []rgmRun       `json:"runs"`
-}
-
-type rgmRun struct {
-	Seed     uint64               `json:"seed"`
-	Error    string               `json:"error,omitempty"`
-	FStar    float64              `json:"f_star,omitempty"`
-	StepSize float64              `json:"step_size,omitempty"`
-	FinalGap float64              `json:"final_gap,omitempty"`
-	Theta    []float64            `json:"theta,omitempty"`
-	Nodes    []ridgegd.NodeReport `json:"nodes,omitempty"`
-}
 
 // rgmOptions are the parsed `trainer rgm-gd` flags.
 type rgmOptions struct {
@@ -172,11 +145,7 @@ func runRGM(args []string, stdout, stderr io.Writer) int {
 	}
 
 	if *figure {
-		for _, f := range []struct {
-			prefix string
-			cfg    rgmfig.Config
-		}{{"figure1", rgmfig.Figure1()}, {"appendixD", rgmfig.AppendixD()}} {
-			cfg := f.cfg
+		err := rgmfig.Reproduce(data, *out, func(cfg *rgmfig.Config) {
 			cfg.Workers = *workers
 			if set["iterations"] {
 				cfg.Iterations = *iters
@@ -187,130 +156,44 @@ func runRGM(args []string, stdout, stderr io.Writer) int {
 			if set["seed"] {
 				cfg.Seed = *seed
 			}
-			fig, err := rgmfig.Run(data, cfg)
-			if err == nil {
-				err = fig.WriteAll(*out, f.prefix)
-			}
-			if err != nil {
-				fmt.Fprintf(stderr, "rgm-gd: %s: %v\n", f.prefix, err)
-				return 1
-			}
-			fig.Table(stdout)
-			fmt.Fprintf(stdout, "wrote %s.{csv,json,png,svg,pdf} in %s\n", f.prefix, *out)
+		}, stdout)
+		if err != nil {
+			fmt.Fprintf(stderr, "rgm-gd: %v\n", err)
+			return 1
 		}
 		return 0
 	}
 
-	cfg := ridgegd.Config{
-		Method: ridgegd.Method(*method), Iterations: *iters, Epsilon: *eps, Alpha: *alpha,
-		ClipFactor: *clipFactor, ClipNoise: ridgegd.ClipNoise(*clipNoise), Constants: ridgegd.Constants(*consts),
-		PTREpsilon: *ptrEps, PTRDelta: *ptrDelta,
+	cfg := rgmfig.GDConfig{
+		Split: *split, Nodes: *nodes, Warmup: *warmup, Bias: *bias, MuReg: *muReg, Seed: *seed, Runs: *runs,
+		GD: ridgegd.Config{
+			Method: ridgegd.Method(*method), Iterations: *iters, Epsilon: *eps, Alpha: *alpha,
+			ClipFactor: *clipFactor, ClipNoise: ridgegd.ClipNoise(*clipNoise), Constants: ridgegd.Constants(*consts),
+			PTREpsilon: *ptrEps, PTRDelta: *ptrDelta,
+		},
 	}
-	sum := rgmSummary{Dataset: "ijcnn1/all", N: data.N, D: data.D, Split: *split, Nodes: *nodes, MuReg: *muReg, Config: cfg}
-	if *split == string(ridgegd.SplitBias) {
-		sum.Bias = *bias
-	}
-	gaps := make([][]float64, *runs)
-	failed := 0
-	for r := 0; r < *runs; r++ {
-		s := *seed + uint64(r)
-		run := rgmRun{Seed: s}
-		res, err := rgmRunOne(data, *split, *nodes, *warmup, *bias, *muReg, cfg, s)
-		if err != nil {
-			// Configuration errors (bad flags) abort; a rejected PTR test
-			// or an unachievable ε is recorded per run.
-			if errors.Is(err, errRGMUsage) {
-				fmt.Fprintf(stderr, "rgm-gd: %v\n", err)
-				return 2
-			}
-			run.Error = err.Error()
-			failed++
-			fmt.Fprintf(stderr, "rgm-gd: seed %d: %v\n", s, err)
-		} else {
-			run.FStar, run.StepSize, run.Theta, run.Nodes = res.FStar, res.StepSize, res.Theta, res.Nodes
-			run.FinalGap = res.Gap[len(res.Gap)-1]
-			gaps[r] = res.Gap
-			fmt.Fprintf(stdout, "seed %d: f* = %.10g, final gap f(θ_%d) − f* = %.4g\n", s, res.FStar, *iters, run.FinalGap)
+	res, err := rgmfig.RunGD(data, "ijcnn1/all", cfg, func(run rgmfig.GDRun, _ []float64) {
+		if run.Error != "" {
+			// A rejected PTR test or an unachievable ε is recorded per run.
+			fmt.Fprintf(stderr, "rgm-gd: seed %d: %s\n", run.Seed, run.Error)
+			return
 		}
-		sum.Runs = append(sum.Runs, run)
+		fmt.Fprintf(stdout, "seed %d: f* = %.10g, final gap f(θ_%d) − f* = %.4g\n", run.Seed, run.FStar, *iters, run.FinalGap)
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "rgm-gd: %v\n", err)
+		if errors.Is(err, rgmfig.ErrUsage) {
+			return 2
+		}
+		return 1
 	}
-	if err := writeRGMOutputs(*out, *format, *seed, gaps, sum); err != nil {
+	if err := res.Write(*out, *format); err != nil {
 		fmt.Fprintf(stderr, "rgm-gd: %v\n", err)
 		return 1
 	}
 	fmt.Fprintf(stdout, "wrote %s\n", *out)
-	if failed == *runs {
+	if res.Failed == *runs {
 		return 1
 	}
 	return 0
-}
-
-// errRGMUsage marks errors caused by invalid flag values.
-var errRGMUsage = errors.New("invalid flag value")
-
-func rgmRunOne(data *ridgegd.Data, split string, nodes, warmup int, bias, muReg float64, cfg ridgegd.Config, seed uint64) (*ridgegd.Result, error) {
-	switch ridgegd.Method(cfg.Method) {
-	case ridgegd.MethodNone, ridgegd.MethodRGM, ridgegd.MethodClip:
-	default:
-		return nil, fmt.Errorf("%w: --method must be rgm, clip or none, got %q", errRGMUsage, cfg.Method)
-	}
-	rng := rgmfig.SplitRNG(seed)
-	parts, err := ridgegd.Split(data, ridgegd.SplitConfig{Kind: ridgegd.SplitKind(split), Nodes: nodes, Warmup: warmup, Bias: bias}, muReg, rng)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", errRGMUsage, err)
-	}
-	return ridgegd.Run(parts, cfg, seed)
-}
-
-func writeRGMOutputs(dir, format string, seed uint64, gaps [][]float64, sum rgmSummary) error {
-	ff := func(v float64) string { return strconv.FormatFloat(v, 'g', 17, 64) }
-	if format == "csv" || format == "both" {
-		err := fileutil.WriteAtomicFunc(filepath.Join(dir, "gap.csv"), func(f io.Writer) error {
-			fmt.Fprint(f, "iteration")
-			n := 0
-			for r, g := range gaps {
-				if g != nil {
-					fmt.Fprintf(f, ",seed_%d", seed+uint64(r))
-					n = len(g)
-				}
-			}
-			fmt.Fprintln(f)
-			for t := 0; t < n; t++ {
-				fmt.Fprint(f, t)
-				for _, g := range gaps {
-					if g != nil {
-						fmt.Fprint(f, ","+ff(g[t]))
-					}
-				}
-				if _, err := fmt.Fprintln(f); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-	}
-	if format == "jsonl" || format == "both" {
-		err := fileutil.WriteAtomicFunc(filepath.Join(dir, "gap.jsonl"), func(f io.Writer) error {
-			enc := json.NewEncoder(f)
-			for r, g := range gaps {
-				for t, v := range g {
-					if err := enc.Encode(map[string]any{"seed": seed + uint64(r), "iteration": t, "gap": v}); err != nil {
-						return err
-					}
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-	}
-	data, err := json.MarshalIndent(sum, "", "  ")
-	if err != nil {
-		return fmt.Errorf("summary.json: %w", err)
-	}
-	return fileutil.WriteAtomic(filepath.Join(dir, "summary.json"), append(data, '\n'))
 }

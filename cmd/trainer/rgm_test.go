@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"github.com/privtrain/privtrain/experiments/rgmfig"
 	"math"
 	"os"
 	"path/filepath"
@@ -62,7 +63,7 @@ func TestRGMRunWritesGaps(t *testing.T) {
 		if code != 0 {
 			continue
 		}
-		var sum rgmSummary
+		var sum rgmfig.GDSummary
 		b, err := os.ReadFile(filepath.Join(out, "summary.json"))
 		if err != nil || json.Unmarshal(b, &sum) != nil || sum.N != 141691 || sum.D != 22 {
 			t.Fatalf("%v: summary %v %+v", tc.args, err, sum)
@@ -129,17 +130,17 @@ func TestRGMValidatesBeforeLoading(t *testing.T) {
 // error and leaves no summary.json, instead of a 0-byte file.
 func TestRGMSummaryNeverEmpty(t *testing.T) {
 	dir := t.TempDir()
-	err := writeRGMOutputs(dir, "csv", 1, nil, rgmSummary{MuReg: math.NaN()})
+	err := (&rgmfig.GDResult{Summary: rgmfig.GDSummary{MuReg: math.NaN()}}).Write(dir, "csv")
 	if err == nil {
 		t.Fatal("NaN summary written without error")
 	}
 	if _, serr := os.Stat(filepath.Join(dir, "summary.json")); !os.IsNotExist(serr) {
 		t.Error("summary.json exists after a failed write")
 	}
-	if err := writeRGMOutputs(dir, "csv", 1, nil, rgmSummary{MuReg: 0.03}); err != nil {
+	if err := (&rgmfig.GDResult{Summary: rgmfig.GDSummary{MuReg: 0.03}}).Write(dir, "csv"); err != nil {
 		t.Fatal(err)
 	}
-	var back rgmSummary
+	var back rgmfig.GDSummary
 	data, _ := os.ReadFile(filepath.Join(dir, "summary.json"))
 	if err := json.Unmarshal(data, &back); err != nil || back.MuReg != 0.03 {
 		t.Errorf("summary.json = %q (%v)", data, err)

@@ -15,23 +15,23 @@ import (
 	"github.com/privtrain/privtrain/aggregate"
 	"github.com/privtrain/privtrain/corruption"
 	"github.com/privtrain/privtrain/datasets"
-	"github.com/privtrain/privtrain/experiments"
 	"github.com/privtrain/privtrain/model"
+	"github.com/privtrain/privtrain/runner"
 )
 
 // runTrain parses `trainer train` flags into a TrainConfig (defaults, then
 // --preset, then --config file, then explicit flags) and runs it.
 func runTrain(args []string, stdout, stderr io.Writer) int {
-	return runTrainFrom(args, experiments.TrainDefaults(), stdout, stderr)
+	return runTrainFrom(args, runner.TrainDefaults(), stdout, stderr)
 }
 
 // runDefaultJob is `trainer` with no arguments: DefaultConfig (TSGD+PTR on
 // MNIST with 10% flipped labels, ε = 3) in the first free runs/default*.
 func runDefaultJob(stdout, stderr io.Writer) int {
-	return runTrainFrom(nil, experiments.DefaultConfig(), stdout, stderr)
+	return runTrainFrom(nil, runner.DefaultConfig(), stdout, stderr)
 }
 
-func runTrainFrom(args []string, base experiments.TrainConfig, stdout, stderr io.Writer) int {
+func runTrainFrom(args []string, base runner.TrainConfig, stdout, stderr io.Writer) int {
 	cfg, resume, err := parseTrainFlagsFrom(args, base, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
@@ -51,10 +51,10 @@ func runTrainFrom(args []string, base experiments.TrainConfig, stdout, stderr io
 	// SIGTERM (kill, Slurm, systemd) checkpoints like Ctrl-C.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	sum, err := experiments.Train(ctx, cfg, experiments.Options{Progress: stderr, Resume: resume})
+	sum, err := runner.Train(ctx, cfg, runner.Options{Progress: stderr, Resume: resume})
 	if err != nil {
 		fmt.Fprintf(stderr, "trainer train: %v\n", err)
-		var setup *experiments.SetupError
+		var setup *runner.SetupError
 		if errors.As(err, &setup) {
 			return 2 // refused before the first step: bad input, nothing lost
 		}
@@ -98,13 +98,13 @@ func runTrainFrom(args []string, base experiments.TrainConfig, stdout, stderr io
 	return 0
 }
 
-func parseTrainFlags(args []string, stderr io.Writer) (experiments.TrainConfig, bool, error) {
-	return parseTrainFlagsFrom(args, experiments.TrainDefaults(), stderr)
+func parseTrainFlags(args []string, stderr io.Writer) (runner.TrainConfig, bool, error) {
+	return parseTrainFlagsFrom(args, runner.TrainDefaults(), stderr)
 }
 
 // parseTrainFlagsFrom parses train flags on top of base (TrainDefaults, or
 // DefaultConfig for the default job).
-func parseTrainFlagsFrom(args []string, base experiments.TrainConfig, stderr io.Writer) (experiments.TrainConfig, bool, error) {
+func parseTrainFlagsFrom(args []string, base runner.TrainConfig, stderr io.Writer) (runner.TrainConfig, bool, error) {
 	// First pass: only --preset and --config, which set the defaults the
 	// other flags override.
 	pre := flag.NewFlagSet("train", flag.ContinueOnError)
@@ -117,9 +117,9 @@ func parseTrainFlagsFrom(args []string, base experiments.TrainConfig, stderr io.
 	out, resuming := resumeTarget(args)
 	if resuming {
 		if *preset != "" || *config != "" {
-			return experiments.TrainConfig{}, false, errors.New("--resume continues the run as stored in its directory: --preset and --config cannot be combined with it")
+			return runner.TrainConfig{}, false, errors.New("--resume continues the run as stored in its directory: --preset and --config cannot be combined with it")
 		}
-		stored, err := experiments.ReadRunConfig(out)
+		stored, err := runner.ReadRunConfig(out)
 		if err != nil {
 			return stored, false, fmt.Errorf("resume: %w", err)
 		}
@@ -136,13 +136,13 @@ func parseTrainFlagsFrom(args []string, base experiments.TrainConfig, stderr io.
 		*preset = "pdp-mnist"
 	}
 	if *preset != "" {
-		if err := experiments.ApplyPreset(&cfg, *preset); err != nil {
+		if err := runner.ApplyPreset(&cfg, *preset); err != nil {
 			return cfg, false, err
 		}
 		cfg.Out = "runs/" + *preset
 	}
 	if *config != "" {
-		if err := experiments.LoadConfigFile(*config, &cfg); err != nil {
+		if err := runner.LoadConfigFile(*config, &cfg); err != nil {
 			return cfg, false, err
 		}
 	}
@@ -189,13 +189,13 @@ func parseTrainFlagsFrom(args []string, base experiments.TrainConfig, stderr io.
 
 // trainFlagSet defines the train flags on cfg (their defaults are cfg's
 // current values).
-func trainFlagSet(cfg *experiments.TrainConfig, preset, config string, stderr io.Writer) (*flag.FlagSet, *bool) {
+func trainFlagSet(cfg *runner.TrainConfig, preset, config string, stderr io.Writer) (*flag.FlagSet, *bool) {
 	fs := flag.NewFlagSet("trainer train", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	setUsage(fs, "trainer train [flags]   (defaults, then --preset, then --config, then the other flags)")
 	fs.String("preset", preset, "hyper-parameter preset: "+alternatives(presetNames()))
 	fs.String("config", config, "JSON or YAML config file (flags override it)")
-	fs.StringVar(&cfg.Method, "method", cfg.Method, alternatives(experiments.Methods()))
+	fs.StringVar(&cfg.Method, "method", cfg.Method, alternatives(runner.Methods()))
 	fs.StringVar(&cfg.Rule, "rule", cfg.Rule, "aggregation rule for nonprivate-robust: "+alternatives(aggregate.Names()))
 	fs.StringVar(&cfg.Dataset, "dataset", cfg.Dataset, alternatives(datasets.Names()))
 	fs.StringVar(&cfg.DataDir, "data-dir", cfg.DataDir, "data directory (default $PRIVTRAIN_DATA; MNIST needs none)")

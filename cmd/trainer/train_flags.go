@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/privtrain/privtrain/experiments"
+	"github.com/privtrain/privtrain/runner"
 )
 
 // resumeTarget finds --resume and --out in args without parsing the rest.
@@ -43,7 +43,7 @@ var resumeMutableFlags = map[string]bool{
 // parseResumeFlags parses args on top of the stored configuration: a flag
 // that would change anything but the run length, the data directory or the
 // checkpoint/evaluation frequency is an error naming it.
-func parseResumeFlags(args []string, stored experiments.TrainConfig, stderr io.Writer) (experiments.TrainConfig, error) {
+func parseResumeFlags(args []string, stored runner.TrainConfig, stderr io.Writer) (runner.TrainConfig, error) {
 	parsed := stored
 	fs, _ := trainFlagSet(&parsed, "", "", stderr)
 	if err := fs.Parse(args); err != nil {
@@ -131,7 +131,7 @@ func contains(list []string, s string) bool {
 
 // absDataDir stores a relative --data-dir as an absolute path, so that the
 // run resumes from any working directory.
-func absDataDir(c *experiments.TrainConfig) error {
+func absDataDir(c *runner.TrainConfig) error {
 	if c.DataDir == "" {
 		return nil
 	}

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/privtrain/privtrain/experiments"
+	"github.com/privtrain/privtrain/runner"
 )
 
 // TestTrainFlagsCheckedAgainstMethod: flags the chosen method ignores are
@@ -51,7 +51,7 @@ func TestTrainDefaults(t *testing.T) {
 	if cfg.Corruption != "none" || cfg.CorruptionRatio != 0 {
 		t.Errorf("train --method dpsgd corrupts: %q %v", cfg.Corruption, cfg.CorruptionRatio)
 	}
-	def, _, err := parseTrainFlagsFrom(nil, experiments.DefaultConfig(), &bytes.Buffer{})
+	def, _, err := parseTrainFlagsFrom(nil, runner.DefaultConfig(), &bytes.Buffer{})
 	if err != nil || def.Corruption != "label-flip" || def.CorruptionRatio != 0.1 {
 		t.Errorf("default job: %q %v (%v), want label-flip 0.1", def.Corruption, def.CorruptionRatio, err)
 	}
@@ -87,7 +87,7 @@ func writeTemp(t *testing.T, name, content string) string {
 // --data-dir and the frequencies may be given.
 func TestTrainResumeFlags(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "run")
-	stored := experiments.TrainDefaults()
+	stored := runner.TrainDefaults()
 	stored.Method, stored.Model, stored.Steps, stored.TargetEpsilon, stored.Out = "dpsgd", "logreg", 20, 1, out
 	os.MkdirAll(out, 0o755)
 	data, _ := json.Marshal(stored)

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/privtrain/privtrain/experiments"
 	"github.com/privtrain/privtrain/model"
+	"github.com/privtrain/privtrain/runner"
 )
 
 // TestTrainModelFileBadInput: a bad --model-file is one line on stderr,
@@ -65,7 +65,7 @@ func TestTrainModelFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := experiments.ReadRunConfig(out)
+	cfg, err := runner.ReadRunConfig(out)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/privtrain/privtrain/experiments"
+	"github.com/privtrain/privtrain/runner"
 )
 
 // version describes the build: the main module's version as the Go
@@ -101,8 +101,8 @@ func isZeroValue(f *flag.Flag) bool {
 
 // presetNames lists the library's presets in lexical order.
 func presetNames() []string {
-	names := make([]string, 0, len(experiments.Presets()))
-	for n := range experiments.Presets() {
+	names := make([]string, 0, len(runner.Presets()))
+	for n := range runner.Presets() {
 		names = append(names, n)
 	}
 	sort.Strings(names)

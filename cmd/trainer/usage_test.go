@@ -10,8 +10,8 @@ import (
 	"github.com/privtrain/privtrain/aggregate"
 	"github.com/privtrain/privtrain/corruption"
 	"github.com/privtrain/privtrain/datasets"
-	"github.com/privtrain/privtrain/experiments"
 	"github.com/privtrain/privtrain/model"
+	"github.com/privtrain/privtrain/runner"
 )
 
 func TestVersionString(t *testing.T) {
@@ -66,7 +66,7 @@ func TestTrainHelpFromRegistries(t *testing.T) {
 		"--dataset":    datasets.Names(),
 		"--rule":       aggregate.Names(),
 		"--corruption": corruption.Kinds(),
-		"--method":     experiments.Methods(),
+		"--method":     runner.Methods(),
 		"--preset":     presetNames(),
 		"--model":      model.Names(),
 	} {

@@ -13,10 +13,10 @@ import (
 	"os"
 
 	"github.com/privtrain/privtrain/datasets"
-	"github.com/privtrain/privtrain/experiments"
 	"github.com/privtrain/privtrain/model"
 	"github.com/privtrain/privtrain/optim"
 	"github.com/privtrain/privtrain/randstream"
+	"github.com/privtrain/privtrain/runner"
 
 	"github.com/privtrain/privtrain/examples/custom-aggregator/coordclip"
 )
@@ -94,7 +94,7 @@ func run(rule string, steps int, sigma, clip, coord float64, batch int, lr, delt
 		}
 		fmt.Printf("step %d: batch %d, loss %.4f, ε = %.4f\n", r.Step+1, r.BatchSize, r.Loss, g.Epsilon)
 	}
-	acc, err := experiments.Accuracy(m, test.X, test.Labels, test.Dim())
+	acc, err := runner.Accuracy(m, test.X, test.Labels, test.Dim())
 	if err != nil {
 		return err
 	}

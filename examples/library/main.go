@@ -7,9 +7,9 @@ import (
 	"log"
 
 	"github.com/privtrain/privtrain/datasets"
-	"github.com/privtrain/privtrain/experiments"
 	"github.com/privtrain/privtrain/model"
 	"github.com/privtrain/privtrain/optim"
+	"github.com/privtrain/privtrain/runner"
 )
 
 func main() {
@@ -39,7 +39,7 @@ func main() {
 	if _, err := p.Train(steps); err != nil {
 		log.Fatal(err)
 	}
-	acc, err := experiments.Accuracy(m, test.X, test.Labels, test.Dim())
+	acc, err := runner.Accuracy(m, test.X, test.Labels, test.Dim())
 	if err != nil {
 		log.Fatal(err)
 	}

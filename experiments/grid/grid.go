@@ -26,7 +26,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/privtrain/privtrain/experiments"
+	"github.com/privtrain/privtrain/runner"
 )
 
 // Resources are the scheduler hints of a cell: CPUs, memory and a wall-time
@@ -45,7 +45,7 @@ type Cell struct {
 	// Seed is the run's seed; the cells of a row differ only in it.
 	Seed uint64
 	// Config holds every setting of the run; Out is set by the grid.
-	Config experiments.TrainConfig
+	Config runner.TrainConfig
 	// Paper is the paper's test accuracy (in %) for the row; NaN when the
 	// paper has none.
 	Paper float64
@@ -72,7 +72,7 @@ type Grid struct {
 // corruption, learning rate, run length, … — is part of the key. Fields
 // added to TrainConfig later with omitempty leave the keys of existing
 // configurations unchanged.
-func Key(cfg experiments.TrainConfig) (string, error) {
+func Key(cfg runner.TrainConfig) (string, error) {
 	cfg.Out, cfg.DataDir = "", ""
 	data, err := json.Marshal(cfg)
 	if err != nil {
@@ -141,7 +141,7 @@ var ErrBusy = errors.New("cell is being run by another process")
 // back without training; an interrupted one (checkpoint present) resumes.
 // A lock file keeps two processes from running the same cell at once
 // (ErrBusy). progress receives the progress log (nil: none).
-func (g *Grid) RunCell(ctx context.Context, out string, i int, progress io.Writer) (*experiments.Summary, error) {
+func (g *Grid) RunCell(ctx context.Context, out string, i int, progress io.Writer) (*runner.Summary, error) {
 	dir, err := g.Dir(out, i)
 	if err != nil {
 		return nil, err
@@ -180,7 +180,7 @@ func (g *Grid) RunCell(ctx context.Context, out string, i int, progress io.Write
 	cfg.Out = dir
 	_, statErr := os.Stat(filepath.Join(dir, "state.json"))
 	resume := statErr == nil
-	s, err := experiments.Train(ctx, cfg, experiments.Options{Progress: progress, Resume: resume})
+	s, err := runner.Train(ctx, cfg, runner.Options{Progress: progress, Resume: resume})
 	if err != nil {
 		return nil, fmt.Errorf("grid %s: cell %d (%s, seed %d): %w", g.Name, i, strings.Join(c.Row, " "), c.Seed, err)
 	}
@@ -279,7 +279,7 @@ func cellState(dir string) string {
 // (private/summary.json, with the wall time and throughput the table
 // reports) when present, else the public summary.json. A cell is finished
 // when its public summary.json exists.
-func readSummary(dir string) (*experiments.Summary, error) {
+func readSummary(dir string) (*runner.Summary, error) {
 	if _, err := os.Stat(filepath.Join(dir, "summary.json")); err != nil {
 		return nil, err
 	}
@@ -292,7 +292,7 @@ func readSummary(dir string) (*experiments.Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	var s experiments.Summary
+	var s runner.Summary
 	if err := json.Unmarshal(data, &s); err != nil {
 		return nil, fmt.Errorf("grid: %s: %w", path, err)
 	}

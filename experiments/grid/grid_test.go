@@ -12,11 +12,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/privtrain/privtrain/experiments"
+	"github.com/privtrain/privtrain/runner"
 )
 
 func TestKeyCoversEverySetting(t *testing.T) {
-	base := experiments.DefaultConfig()
+	base := runner.DefaultConfig()
 	base.TargetEpsilon = 2.27
 	k0, err := Key(base)
 	if err != nil {
@@ -24,19 +24,19 @@ func TestKeyCoversEverySetting(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name   string
-		change func(*experiments.TrainConfig)
+		change func(*runner.TrainConfig)
 		same   bool
 	}{
-		{"epsilon 2.35", func(c *experiments.TrainConfig) { c.TargetEpsilon = 2.35 }, false},
-		{"seed", func(c *experiments.TrainConfig) { c.Seed = 2 }, false},
-		{"lr", func(c *experiments.TrainConfig) { c.LR *= 1.0000001 }, false},
-		{"method", func(c *experiments.TrainConfig) { c.Method = "dpsgd" }, false},
-		{"corruption ratio", func(c *experiments.TrainConfig) { c.CorruptionRatio = 0.2 }, false},
-		{"steps", func(c *experiments.TrainConfig) { c.Steps = 30 }, false},
-		{"pdp rounds", func(c *experiments.TrainConfig) { c.PDP.Rounds = 4 }, false},
-		{"dynamic F", func(c *experiments.TrainConfig) { c.DynamicF = false }, false},
-		{"out", func(c *experiments.TrainConfig) { c.Out = "elsewhere" }, true},
-		{"data dir", func(c *experiments.TrainConfig) { c.DataDir = "/data" }, true},
+		{"epsilon 2.35", func(c *runner.TrainConfig) { c.TargetEpsilon = 2.35 }, false},
+		{"seed", func(c *runner.TrainConfig) { c.Seed = 2 }, false},
+		{"lr", func(c *runner.TrainConfig) { c.LR *= 1.0000001 }, false},
+		{"method", func(c *runner.TrainConfig) { c.Method = "dpsgd" }, false},
+		{"corruption ratio", func(c *runner.TrainConfig) { c.CorruptionRatio = 0.2 }, false},
+		{"steps", func(c *runner.TrainConfig) { c.Steps = 30 }, false},
+		{"pdp rounds", func(c *runner.TrainConfig) { c.PDP.Rounds = 4 }, false},
+		{"dynamic F", func(c *runner.TrainConfig) { c.DynamicF = false }, false},
+		{"out", func(c *runner.TrainConfig) { c.Out = "elsewhere" }, true},
+		{"data dir", func(c *runner.TrainConfig) { c.DataDir = "/data" }, true},
 	} {
 		cfg := base
 		c.change(&cfg)
@@ -170,7 +170,7 @@ func TestRangeList(t *testing.T) {
 // tests write their summaries).
 func fakeGrid(t *testing.T) *Grid {
 	g, err := PTRTable{Preset: "ptr-mnist", Epsilons: []float64{3}, Methods: []string{"tsgd-ptr", "tsgd-gaussian"},
-		Corruptions: []experiments.Corruption{{Kind: "label-flip", Ratio: 0.1}}, Seeds: []uint64{1, 2, 3}}.Grid()
+		Corruptions: []runner.Corruption{{Kind: "label-flip", Ratio: 0.1}}, Seeds: []uint64{1, 2, 3}}.Grid()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +187,7 @@ func TestCollect(t *testing.T) {
 			t.Fatal(err)
 		}
 		os.MkdirAll(dir, 0o755)
-		data, _ := json.Marshal(experiments.Summary{TestAccuracy: a, Steps: 100 * (i + 1), Epsilon: 2.9})
+		data, _ := json.Marshal(runner.Summary{TestAccuracy: a, Steps: 100 * (i + 1), Epsilon: 2.9})
 		if err := os.WriteFile(filepath.Join(dir, "summary.json"), data, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -291,7 +291,7 @@ func TestRunCellResumeAndReuse(t *testing.T) {
 		t.Skip("loads MNIST")
 	}
 	g, err := PTRTable{Preset: "ptr-mnist", Epsilons: []float64{3}, Methods: []string{"dpsgd"},
-		Corruptions: []experiments.Corruption{{Kind: "none"}}, Seeds: []uint64{7}, Steps: 3}.Grid()
+		Corruptions: []runner.Corruption{{Kind: "none"}}, Seeds: []uint64{7}, Steps: 3}.Grid()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 )
 
 // lockDir takes an exclusive, non-blocking flock on <dir>/.cell.lock (the
-// run itself then takes <dir>/.lock, see experiments.Train) and returns
+// run itself then takes <dir>/.lock, see runner.Train) and returns
 // its release. The kernel drops the lock when the process dies, so a
 // killed or requeued Slurm task never leaves a stale lock behind.
 func lockDir(dir string) (func(), error) {

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/privtrain/privtrain/experiments"
+	"github.com/privtrain/privtrain/runner"
 )
 
 // officialLayout writes small CIFAR-10 (binary batches) and EMNIST letters
@@ -103,7 +103,7 @@ func TestCIFARAndEMNISTRowsEndToEnd(t *testing.T) {
 	} {
 		t.Run(c.preset, func(t *testing.T) {
 			g, err := PTRTable{Preset: c.preset, DataDir: data, DataChecksums: manifest, Epsilons: []float64{c.eps},
-				Methods: []string{"tsgd-ptr", "tsgd-gaussian"}, Corruptions: []experiments.Corruption{{Kind: "label-flip", Ratio: 0.1}},
+				Methods: []string{"tsgd-ptr", "tsgd-gaussian"}, Corruptions: []runner.Corruption{{Kind: "label-flip", Ratio: 0.1}},
 				Seeds: []uint64{1}, Steps: 2}.Grid()
 			if err != nil {
 				t.Fatal(err)
@@ -127,7 +127,7 @@ func TestCIFARAndEMNISTRowsEndToEnd(t *testing.T) {
 					t.Errorf("cell %d: %+v", r.Index, r)
 				}
 			}
-			paper := PTRPaperAccuracy(c.preset, c.eps, experiments.Corruption{Kind: "label-flip", Ratio: 0.1}, "tsgd-ptr")
+			paper := PTRPaperAccuracy(c.preset, c.eps, runner.Corruption{Kind: "label-flip", Ratio: 0.1}, "tsgd-ptr")
 			md := tab.Markdown()
 			if !strings.Contains(md, c.paper) || !strings.Contains(md, fmt.Sprintf("| 1/1 | %.2f |", paper)) {
 				t.Errorf("table:\n%s", md)

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/privtrain/privtrain/experiments"
+	"github.com/privtrain/privtrain/runner"
 )
 
 // PDPTable describes rows of Table 1 of the personalized DP-SGD paper (Heo,
@@ -79,9 +79,9 @@ func (t PDPTable) Grid() (*Grid, error) {
 					return nil, fmt.Errorf("pdp-table: unknown method %q (known: %s)", m, strings.Join(PDPMethods(), ", "))
 				}
 				for _, seed := range t.Seeds {
-					cfg := experiments.DefaultConfig()
+					cfg := runner.DefaultConfig()
 					cfg.Method = method
-					if err := experiments.ApplyPreset(&cfg, p); err != nil {
+					if err := runner.ApplyPreset(&cfg, p); err != nil {
 						return nil, err
 					}
 					if ok {

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/privtrain/privtrain/experiments"
+	"github.com/privtrain/privtrain/runner"
 )
 
 // PTRTable describes rows of Table 1 of the PTR paper (Wang et al.,
@@ -22,7 +22,7 @@ type PTRTable struct {
 	DataChecksums string
 	Epsilons      []float64
 	Methods       []string // tsgd-ptr, tsgd-gaussian, dpsgd
-	Corruptions   []experiments.Corruption
+	Corruptions   []runner.Corruption
 	Seeds         []uint64
 	// DPSGDSigma is the noise multiplier of the dpsgd baseline (0: the
 	// preset's Gaussian σ).
@@ -39,8 +39,8 @@ type PTRTable struct {
 }
 
 // PTRPaperCorruptions are the seven corruption settings of Table 1.
-func PTRPaperCorruptions() []experiments.Corruption {
-	return []experiments.Corruption{
+func PTRPaperCorruptions() []runner.Corruption {
+	return []runner.Corruption{
 		{Kind: "none", Ratio: 0},
 		{Kind: "label-flip", Ratio: 0.1}, {Kind: "label-flip", Ratio: 0.2},
 		{Kind: "feature", Ratio: 0.1}, {Kind: "feature", Ratio: 0.2},
@@ -51,7 +51,7 @@ func PTRPaperCorruptions() []experiments.Corruption {
 // ptrPaper holds Table 1 of the PTR paper (test accuracy in %, mean of 5
 // seeds): dataset → ε → corruption kind and ratio → {TSGD+Gaussian,
 // TSGD+PTR}.
-var ptrPaper = map[string]map[float64]map[experiments.Corruption][2]float64{
+var ptrPaper = map[string]map[float64]map[runner.Corruption][2]float64{
 	"ptr-mnist": {
 		3: {cr("none", 0): {87.53, 91.43}, cr("label-flip", 0.1): {90.15, 93.29}, cr("label-flip", 0.2): {91.33, 92.704},
 			cr("feature", 0.1): {89.47, 92.28}, cr("feature", 0.2): {91.71, 92.29},
@@ -78,14 +78,14 @@ var ptrPaper = map[string]map[float64]map[experiments.Corruption][2]float64{
 	},
 }
 
-func cr(kind string, ratio float64) experiments.Corruption {
-	return experiments.Corruption{Kind: kind, Ratio: ratio}
+func cr(kind string, ratio float64) runner.Corruption {
+	return runner.Corruption{Kind: kind, Ratio: ratio}
 }
 
 // PTRPaperAccuracy returns Table 1's accuracy (%) for a preset, ε,
 // corruption and method, or NaN when the paper has no such cell (DP-SGD,
 // other budgets).
-func PTRPaperAccuracy(preset string, eps float64, c experiments.Corruption, method string) float64 {
+func PTRPaperAccuracy(preset string, eps float64, c runner.Corruption, method string) float64 {
 	col := map[string]int{"tsgd-gaussian": 0, "tsgd-ptr": 1}
 	k, ok := col[method]
 	if !ok {
@@ -134,9 +134,9 @@ func (t PTRTable) Grid() (*Grid, error) {
 		for _, c := range t.Corruptions {
 			for _, m := range t.Methods {
 				for _, seed := range t.Seeds {
-					cfg := experiments.DefaultConfig()
+					cfg := runner.DefaultConfig()
 					cfg.Method = m
-					if err := experiments.ApplyPreset(&cfg, t.Preset); err != nil {
+					if err := runner.ApplyPreset(&cfg, t.Preset); err != nil {
 						return nil, err
 					}
 					if m == "dpsgd" && t.DPSGDSigma > 0 {

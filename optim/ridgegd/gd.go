@@ -7,6 +7,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/privtrain/privtrain/aggregate"
 	"github.com/privtrain/privtrain/privacy"
 	"github.com/privtrain/privtrain/randstream"
 )
@@ -180,8 +181,10 @@ func Run(nodes []*Ridge, cfg Config, seed uint64) (*Result, error) {
 		for k := range sum {
 			sum[k] = 0
 		}
-		for _, n := range st {
-			n.release(cfg.Method, theta, g)
+		for j, n := range st {
+			if err := n.release(cfg.Method, theta, g); err != nil {
+				return nil, fmt.Errorf("iteration %d, node %d: %w", t, j, err)
+			}
 			for k := range sum {
 				sum[k] += g[k]
 			}
@@ -197,22 +200,20 @@ func Run(nodes []*Ridge, cfg Config, seed uint64) (*Result, error) {
 }
 
 // release writes node n's privatized gradient at θ into g.
-func (n *node) release(m Method, theta, g []float64) {
+func (n *node) release(m Method, theta, g []float64) error {
 	switch m {
 	case MethodNone:
 		n.quad.Grad(theta, g)
 	case MethodRGM:
 		n.quad.Grad(theta, g)
-		s := n.rgm.NoiseStd(math.Sqrt(dot(g, g)))
-		for k := range g {
-			g[k] += s * n.rng.NormFloat64()
-		}
+		return aggregate.AddRGMNoise(n.rgm, g, n.rng)
 	case MethodClip:
 		n.clippedMean(theta, g)
 		for k := range g {
 			g[k] += n.sigma * n.rng.NormFloat64()
 		}
 	}
+	return nil
 }
 
 // clippedMean writes (1/N)Σ_i ∇f_i(θ)·min(1, c/‖∇f_i(θ)‖) into g, using

@@ -85,6 +85,16 @@ func New(sigma, r, c float64) (*Sum, error) {
 // Name returns "coord-clipped-sum".
 func (a *Sum) Name() string { return Name }
 
+// Mechanism states the mechanism every release is (aggregate.Planned):
+// privacy.Gaussian{Sigma: σ}, the noise being calibrated to the rule's own
+// sensitivity Δ (nil when σ = 0). The trainer accounts this plan.
+func (a *Sum) Mechanism() privacy.Mechanism {
+	if a.sigma > 0 {
+		return privacy.Gaussian{Sigma: a.sigma}
+	}
+	return nil
+}
+
 // Sensitivity returns Δ = min(R(1 + 1e-5), c√P) for dimension p.
 func (a *Sum) Sensitivity(p int) float64 {
 	return math.Min(a.r*(1+normSlack), a.c*math.Sqrt(float64(p)))

@@ -1,4 +1,4 @@
-package experiments
+package runner
 
 import (
 	"cmp"
@@ -11,6 +11,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/privtrain/privtrain/aggregate"
 	"github.com/privtrain/privtrain/model"
 	"github.com/privtrain/privtrain/optim"
 	"github.com/privtrain/privtrain/privacy/audit"
@@ -197,21 +198,16 @@ func auditJob(ctx context.Context, j *job, cfg TrainConfig, opt RunAuditOptions)
 		if err != nil {
 			return nil, err
 		}
-		if sr.Branch != "" {
+		branch := ptrOutcome(sr)
+		if branch != aggregate.NoPTRTest {
 			res.PTRTests++
-			if sr.Branch == "-" {
+			if branch == aggregate.PTRPassed {
 				res.PTRPassed++
 			}
 		}
 		cur := j.model.Params()
-		lr := cfg.LR
-		switch {
-		case sr.Branch == "+" && cfg.LRFail > 0:
-			lr = cfg.LRFail
-		case sr.Branch == "-" && cfg.LRPass > 0:
-			lr = cfg.LRPass
-		}
-		if sr.Branch != "-" {
+		lr := sr.LR
+		if branch != aggregate.PTRPassed {
 			// The released noisy sum is (θ_t − θ_{t+1})·E[batch]/lr.
 			scale := j.expected / lr
 			x := make([]float32, m)

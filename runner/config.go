@@ -1,4 +1,4 @@
-package experiments
+package runner
 
 import (
 	"bytes"
@@ -410,7 +410,7 @@ func (c *TrainConfig) validate() error {
 				return bad("the white-box bound (Theorem 4.4) is proven only for σ₂ = σ·τ/R ≥ 4, got %v·%v/%v = %.4g: use --bound auto (falls back to the black-box bound) or --allow-unproven", c.Sigma, c.Tau, c.ClipNorm, s2)
 			}
 			if c.SamplingRate > 0 {
-				if err := privacy.WhiteBoxConditions(c.SamplingRate, privacy.PTR{Sigma1: c.Sigma, Tau: c.Tau / c.ClipNorm, B: c.LaplaceB, Delta0: c.Delta0}, 2); err != nil {
+				if err := privacy.WhiteBoxConditions(c.SamplingRate, aggregate.PTRMechanism(c.aggregateConfig(0)), 2); err != nil {
 					return bad("the white-box bound (Theorem 4.4) does not hold: %v: use --bound auto or --allow-unproven", err)
 				}
 			}
@@ -426,6 +426,23 @@ func (c *TrainConfig) validate() error {
 		}
 	}
 	return nil
+}
+
+// aggregateConfig is the aggregation rule's configuration of the run, for
+// an expected batch size expected: F is the trim level of tsum/ptr-tsum and
+// the assumed number of Byzantine gradients of krum; TrimFraction is also
+// coord-trimmed-mean's β. Non-private methods get σ = 0.
+func (c *TrainConfig) aggregateConfig(expected float64) aggregate.Config {
+	ac := aggregate.Config{
+		Sigma: c.Sigma, ClipNorm: c.ClipNorm, Tau: c.Tau, B: c.LaplaceB, Delta0: c.Delta0,
+		F: int(math.Round(c.TrimFraction * expected)), TrimFraction: c.TrimFraction,
+		Radius: c.CenteredClipRadius, ExpectedBatch: expected,
+		Secure: c.SecureNoise && c.Private(),
+	}
+	if !c.Private() {
+		ac.Sigma = 0
+	}
+	return ac
 }
 
 // minSigma is the smallest noise multiplier accepted: below it one step's

@@ -1,4 +1,4 @@
-package experiments
+package runner
 
 import (
 	"context"
@@ -129,6 +129,9 @@ func Train(ctx context.Context, cfg TrainConfig, opt Options) (*Summary, error) 
 // setupTrain validates, locks and prepares the run directory and builds the
 // job; *run is then the training itself.
 func setupTrain(ctx context.Context, cfg TrainConfig, opt Options, run *func() (*Summary, error)) (sum *Summary, err error) {
+	if contains(pdpMethods(), cfg.Method) {
+		cfg.PDP.FillDefaults() // as the CLI's flag defaults
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -275,8 +278,7 @@ func buildJob(cfg TrainConfig, resume *checkpoint) (*job, error) {
 		return nil, fmt.Errorf("model: %w", err)
 	}
 
-	stepMech, err := j.buildAggregator(cfg)
-	if err != nil {
+	if err := j.buildAggregator(cfg); err != nil {
 		return nil, err
 	}
 	if resume != nil {
@@ -287,8 +289,8 @@ func buildJob(cfg TrainConfig, resume *checkpoint) (*job, error) {
 
 	tc := optim.Config{
 		Model: j.model, Data: train, Labels: true, Sampler: sampler, Aggregator: j.agg,
-		ClipNorm: cfg.ClipNorm, LR: cfg.LR, LRFail: cfg.LRFail, LRPass: cfg.LRPass,
-		Q: q, Delta: cfg.Delta, Conversion: j.conversion, StepMechanism: stepMech,
+		ClipNorm: cfg.ClipNorm, LR: cfg.LR,
+		Delta: cfg.Delta, Conversion: j.conversion,
 		Bound: privacy.SubsampleBound(cfg.Bound), AllowUnproven: cfg.AllowUnproven,
 		Corruption: gradCorruption, Seed: optim.DeriveSeed(cfg.Seed, "noise"),
 	}
@@ -298,13 +300,19 @@ func buildJob(cfg TrainConfig, resume *checkpoint) (*job, error) {
 	if cfg.Method == "nonprivate" {
 		tc.ClipNorm = 0
 	}
-	if cfg.Method == "tsgd-ptr" && cfg.DynamicF {
-		tc.Trim = &optim.TrimController{Rate: cfg.DynamicRate, Batch: j.expected, IncreaseOnPass: cfg.DynamicIncreaseOnPass}
-		if err := tc.Trim.Validate(); err != nil {
-			return nil, err
+	if cfg.Method == "tsgd-ptr" {
+		pol := &optim.PTRPolicy{LRFail: cfg.LRFail, LRPass: cfg.LRPass}
+		if cfg.DynamicF {
+			pol.Trim = &optim.TrimController{Rate: cfg.DynamicRate, Batch: j.expected, IncreaseOnPass: cfg.DynamicIncreaseOnPass}
+			pol.Rule = j.agg.(aggregate.Trimmer)
 		}
+		tc.Policy = pol
 	}
 	if cfg.Private() {
+		stepMech, err := aggregate.PlannedMechanism(j.agg)
+		if err != nil {
+			return nil, err
+		}
 		if j.acct, err = newAccountant(cfg, privacy.PoissonSubsampled{Base: stepMech, Q: q}, j.conversion, resume); err != nil {
 			return nil, err
 		}
@@ -319,48 +327,20 @@ func buildJob(cfg TrainConfig, resume *checkpoint) (*job, error) {
 	return j, j.planLength()
 }
 
-// buildAggregator creates the method's aggregation rule and returns the
-// mechanism each of its steps is (nil for non-private methods).
-func (j *job) buildAggregator(cfg TrainConfig) (privacy.Mechanism, error) {
-	f := int(math.Round(cfg.TrimFraction * j.expected))
-	// F is the trim level of tsum/ptr-tsum and the assumed number of
-	// Byzantine gradients of krum; TrimFraction is also coord-trimmed-mean's β.
-	ac := aggregate.Config{
-		Sigma: cfg.Sigma, ClipNorm: cfg.ClipNorm, Tau: cfg.Tau, B: cfg.LaplaceB, Delta0: cfg.Delta0,
-		F: f, TrimFraction: cfg.TrimFraction, Radius: cfg.CenteredClipRadius, ExpectedBatch: j.expected,
-		Secure: cfg.SecureNoise && cfg.Private(),
+// buildAggregator creates the method's aggregation rule (none for
+// nonprivate); a private rule states its own step mechanism
+// (aggregate.Planned), which the trainer accounts.
+func (j *job) buildAggregator(cfg TrainConfig) error {
+	name := map[string]string{"dpsgd": "sum", "tsgd-gaussian": "tsum", "tsgd-ptr": "ptr-tsum", "nonprivate-robust": cfg.Rule}[cfg.Method]
+	if name == "" {
+		return nil
 	}
-	var name string
-	var mech privacy.Mechanism
-	switch cfg.Method {
-	case "nonprivate":
-		return nil, nil
-	case "dpsgd":
-		name, mech = "sum", privacy.Gaussian{Sigma: cfg.Sigma}
-	case "tsgd-gaussian":
-		name, mech = "tsum", privacy.Gaussian{Sigma: cfg.Sigma}
-	case "tsgd-ptr":
-		name = "ptr-tsum"
-		mech = privacy.PTR{Sigma1: cfg.Sigma, Tau: cfg.Tau / cfg.ClipNorm, B: cfg.LaplaceB, Delta0: cfg.Delta0}
-	case "nonprivate-robust":
-		name, ac.Sigma = cfg.Rule, 0
-	}
-	agg, err := aggregate.New(name, ac)
+	agg, err := aggregate.New(name, cfg.aggregateConfig(j.expected))
 	if err != nil {
-		return nil, fmt.Errorf("aggregator: %w", err)
+		return fmt.Errorf("aggregator: %w", err)
 	}
 	j.agg = agg
-	if ac.Secure {
-		// The secure release is its own mechanism (discrete noise, see
-		// aggregate.Secure), accounted by its own curve.
-		mech = agg.(aggregate.Planned).Mechanism()
-	}
-	if mech != nil {
-		if err := mech.Validate(); err != nil {
-			return nil, err
-		}
-	}
-	return mech, nil
+	return nil
 }
 
 // planLength fixes the last step from the configured steps/epochs and, for
@@ -487,9 +467,9 @@ func (j *job) run(ctx context.Context, progress io.Writer) (*Summary, error) {
 		}
 		j.ck.Examples += int64(res.BatchSize)
 		j.ck.LastLoss = res.Loss
-		if res.Branch != "" {
+		if o := ptrOutcome(res); o != aggregate.NoPTRTest {
 			j.ck.PTRTests++
-			if res.Branch == "-" {
+			if o == aggregate.PTRPassed {
 				j.ck.PTRPassed++
 			}
 		}
@@ -615,6 +595,15 @@ func (j *job) finish(steps int) (*Summary, error) {
 		return nil, err
 	}
 	return s, writeSummaries(j.cfg.Out, publicSummary(*s), s)
+}
+
+// ptrOutcome is the PTR test's outcome of a step (NoPTRTest for rules
+// without one), for the summary's test counts.
+func ptrOutcome(r optim.StepResult) aggregate.PTROutcome {
+	if d, ok := r.Rule.(aggregate.PTRDiagnostics); ok {
+		return d.Branch
+	}
+	return aggregate.NoPTRTest
 }
 
 func sameModelSpec(a, b model.Spec) bool {

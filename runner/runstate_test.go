@@ -1,4 +1,4 @@
-package experiments
+package runner
 
 import (
 	"context"
@@ -66,6 +66,9 @@ func rebind(t *testing.T, dir string, cfg TrainConfig) {
 		t.Fatal(err)
 	}
 	cfg.Out = dir
+	if contains(pdpMethods(), cfg.Method) {
+		cfg.PDP.FillDefaults() // the configuration as Train binds it
+	}
 	if err := bind(dir, &cfg, &ck); err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
-package experiments
+package runner
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -138,27 +139,6 @@ func randomnessNote(cfg TrainConfig) string {
 	return "secret: drawn from the OS (crypto/rand); the key is in private/noise.key (operator-only)"
 }
 
-// publicStep is the release-safe part of a step's record (metrics.jsonl):
-// ε so far, the PTR outcome bit and the trim level F (a function of the
-// earlier bits and the public configuration). Batch size, loss, Δ, Δ̂,
-// trimmed and corrupted counts go to diagnostics.jsonl only.
-//
-// Under the PLD accountant, epsilon is the certified ε after epsilon_steps
-// (≥ step+1) steps, an upper bound on the ε so far that is composed on a
-// grid of step counts (optim.StepResult.EpsilonSteps); epsilon_steps is
-// absent under RDP, whose ε is the ε so far.
-type publicStep struct {
-	Step         int     `json:"step"`
-	Epsilon      float64 `json:"epsilon,omitempty"`
-	EpsilonSteps int     `json:"epsilon_steps,omitempty"`
-	Branch       string  `json:"branch,omitempty"`
-	F            int     `json:"f,omitempty"`
-}
-
-func publicStepOf(r optim.StepResult) publicStep {
-	return publicStep{Step: r.Step, Epsilon: r.Epsilon, EpsilonSteps: r.EpsilonSteps, Branch: r.Branch, F: r.F}
-}
-
 // runLogs are a run's public and operator-only per-step logs.
 type runLogs struct {
 	public, diag *metricsLog
@@ -183,10 +163,17 @@ func openRunLogs(out string, keepBelow int) (*runLogs, error) {
 	return &runLogs{public: pub, diag: diag}, nil
 }
 
-// Step logs one step: the public part to metrics.jsonl, everything to
+// Step logs one step: the release-safe part (optim.StepResult.PublicJSON:
+// ε so far and the rule's public diagnostics, for TSGD+PTR the outcome bit
+// and the trim level F) to metrics.jsonl; everything, including the batch
+// size, the loss and the rule's private diagnostics (PTR's Δ and Δ̂), to
 // diagnostics.jsonl.
 func (l *runLogs) Step(r optim.StepResult) error {
-	if err := l.public.Write(publicStepOf(r)); err != nil {
+	pub, err := r.PublicJSON()
+	if err != nil {
+		return fmt.Errorf("metrics log: %w", err)
+	}
+	if err := l.public.Write(json.RawMessage(pub)); err != nil {
 		return err
 	}
 	return l.diag.Write(r)

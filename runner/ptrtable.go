@@ -1,4 +1,4 @@
-package experiments
+package runner
 
 // Corruption is one corruption setting of a table row: a corruption kind
 // (see corruption.Kinds) and the fraction of training examples it hits.

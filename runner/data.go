@@ -1,4 +1,4 @@
-package experiments
+package runner
 
 import (
 	"github.com/privtrain/privtrain/datasets"

@@ -1,4 +1,4 @@
-package experiments
+package runner
 
 import (
 	"context"
@@ -368,7 +368,7 @@ func (j *pdpJob) round(ctx context.Context, metrics *runLogs, bar stepProgress) 
 	tr, err := optim.NewTrainer(optim.Config{
 		Model: j.model, Data: j.train, Labels: true, Sampler: sampler, Aggregator: agg,
 		ClipNorm: j.cfg.ClipNorm, LR: j.cfg.LR, Q: j.q, Accountant: &privacy.RDPAccounting{Acc: j.acct},
-		StepMechanism: privacy.Gaussian{Sigma: plan.Sigma}, Delta: j.cfg.Delta, Conversion: j.conv,
+		Delta: j.cfg.Delta, Conversion: j.conv,
 		Seed: optim.DeriveSeed(j.cfg.Seed, "noise"), NoiseKey: j.key.Derive("noise"),
 	})
 	if err != nil {
