@@ -13,7 +13,7 @@ const (
 	defaultPDPBudgetGroups  = 20
 	defaultPDPBudgetMin     = 0.5
 	defaultPDPBudgetMax     = 1
-	defaultPDPAccounting    = "rdp"
+	defaultPDPAccounting    = "pld"
 )
 
 // FillDefaults sets every unset (zero) field of c that has a default: the

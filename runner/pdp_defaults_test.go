@@ -3,7 +3,7 @@ package runner
 import "testing"
 
 func TestPDPFillDefaults(t *testing.T) {
-	paper := PDPConfig{ThresholdLoss: "fixed", W1: 0.7, W2: 0.3, Rounds: 3, RoundEpochs: 2, BudgetGroups: 20, BudgetMin: 0.5, BudgetMax: 1, Accounting: "rdp"}
+	paper := PDPConfig{ThresholdLoss: "fixed", W1: 0.7, W2: 0.3, Rounds: 3, RoundEpochs: 2, BudgetGroups: 20, BudgetMin: 0.5, BudgetMax: 1, Accounting: "pld"}
 	for _, c := range []struct {
 		name    string
 		in, out PDPConfig
