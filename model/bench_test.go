@@ -41,11 +41,11 @@ func flopsPerExample(m Model) float64 {
 	first := true
 	for _, l := range m.(*net).layers {
 		var f float64
-		switch l.kind {
-		case layerConv:
-			f = float64(l.conv.rows() * l.nW)
-		case layerDense:
-			f = float64(l.nW)
+		switch l.desc.(type) {
+		case Conv:
+			f = float64(l.out.H * l.out.W * l.sizes[0])
+		case Dense:
+			f = float64(l.sizes[0])
 		default:
 			continue
 		}

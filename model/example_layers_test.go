@@ -13,12 +13,12 @@ import (
 // (what trainer train --model-file reads).
 func ExampleLayers() {
 	nw := model.Network{Init: model.InitTorch, Layers: model.Layers{
-		{Kind: model.KindConv, Out: 8, Kernel: 5, Stride: 2, Pad: 2}, // 14×14×8
-		{Kind: model.KindGroupNorm, Groups: 2},
-		{Kind: model.KindTanh},
-		{Kind: model.KindAvgPool, Kernel: 2, Stride: 2}, // 7×7×8
-		{Kind: model.KindFlatten},
-		{Kind: model.KindDense, Out: 10},
+		model.Conv{Out: 8, Kernel: 5, Stride: 2, Pad: 2}, // 14×14×8
+		model.GroupNorm{Groups: 2},
+		model.Tanh{},
+		model.AvgPool{Kernel: 2, Stride: 2}, // 7×7×8
+		model.Flatten{},
+		model.Dense{Out: 10},
 	}}
 	m, err := model.New(model.Spec{Arch: "small-gn", InputShape: []int{1, 28, 28}, Classes: 10, Network: &nw}, 1)
 	if err != nil {
@@ -34,7 +34,7 @@ func ExampleLayers() {
 	fmt.Println(string(js))
 
 	// Mistakes get a clear error.
-	bad := model.Network{Layers: model.Layers{{Kind: model.KindConv, Out: 8, Kernel: 5, Stride: 1}, {Kind: model.KindDense, Out: 10}}}
+	bad := model.Network{Layers: model.Layers{model.Conv{Out: 8, Kernel: 5, Stride: 1}, model.Dense{Out: 10}}}
 	_, err = model.New(model.Spec{Arch: "bad", InputShape: []int{1, 28, 28}, Classes: 10, Network: &bad}, 1)
 	fmt.Println(err)
 	// Output:
@@ -52,10 +52,10 @@ func ExampleRegister() {
 			return model.Network{}, fmt.Errorf("mlp-64 wants image inputs, got %v", s.InputShape)
 		}
 		return model.Network{Init: model.InitTorch, Layers: model.Layers{
-			{Kind: model.KindFlatten},
-			{Kind: model.KindDense, Out: 64},
-			{Kind: model.KindReLU},
-			{Kind: model.KindDense, Out: s.Classes},
+			model.Flatten{},
+			model.Dense{Out: 64},
+			model.ReLU{},
+			model.Dense{Out: s.Classes},
 		}}, nil
 	})
 	m, err := model.New(model.Spec{Arch: "mlp-64", InputShape: []int{1, 28, 28}, Classes: 10}, 1)

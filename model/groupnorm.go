@@ -23,7 +23,7 @@ func (g *normGeom) size() int { return g.c * g.hw }
 // groupNormOp is z = γ_c·x̂ + β_c + e, where x̂ = (a − μ)/√(σ² + ε) with
 // the mean μ and the (biased) variance σ² of the example's group. γ comes
 // as a 1 × C matrix, β as a C vector; their per-example gradients are
-// formed outside the graph from ∂loss/∂z and x̂ (exampleGrads, addGrads).
+// formed outside the graph from ∂loss/∂z and x̂ (exampleGrads).
 type groupNormOp struct {
 	opBase
 	g    *normGeom
@@ -114,19 +114,6 @@ func (o *groupNormOp) exampleGrads(i int, dz, gg, gb []float32) {
 			sb += v
 		}
 		gg[c], gb[c] = float32(sg), float32(sb)
-	}
-}
-
-// addGrads adds the gradients of the chunk's n examples to gg and gb.
-func (o *groupNormOp) addGrads(dz []float32, n int, gg, gb []float32) {
-	C := o.g.c
-	rg, rb := make([]float32, C), make([]float32, C)
-	for i := 0; i < n; i++ {
-		o.exampleGrads(i, dz, rg, rb)
-		for c := range rg {
-			gg[c] += rg[c]
-			gb[c] += rb[c]
-		}
 	}
 }
 

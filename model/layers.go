@@ -7,22 +7,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
-)
-
-// Layer kinds of a network description (Layer.Kind).
-const (
-	KindConv      = "conv"       // 2-D convolution: Out channels, Kernel × Kernel, Stride, Pad
-	KindMaxPool   = "max-pool"   // max pooling: Kernel × Kernel windows, Stride, no padding
-	KindAvgPool   = "avg-pool"   // average pooling: Kernel × Kernel windows, Stride, no padding
-	KindReLU      = "relu"       // max(x, 0)
-	KindTanh      = "tanh"       // tanh(x)
-	KindGroupNorm = "group-norm" // group normalisation: Groups groups, per-channel γ, β
-	KindFlatten   = "flatten"    // image (H, W, C) to a flat vector
-	KindDense     = "dense"      // fully connected: Out units
 )
 
 // Initialisation schemes (Network.Init).
@@ -38,31 +27,9 @@ const (
 	LossSquared   = "squared"               // ½(z − y)² + (μ/2)‖θ‖²; needs Classes = 1
 )
 
-// Kinds lists the layer kinds a Network may use.
-func Kinds() []string {
-	return []string{KindConv, KindMaxPool, KindAvgPool, KindReLU, KindTanh, KindGroupNorm, KindFlatten, KindDense}
-}
-
-// Layer is one layer of a sequential network. Only the fields of its kind
-// may be set:
-//
-//   - conv: Out ≥ 1 output channels, Kernel ≥ 1, Stride ≥ 1, 0 ≤ Pad < Kernel
-//     (zero padding); convolutions always have a bias;
-//   - max-pool, avg-pool: Kernel ≥ 1, Stride ≥ 1 (no padding);
-//   - group-norm: Groups ≥ 1 dividing the channel count;
-//   - dense: Out ≥ 1 units, NoBias;
-//   - relu, tanh, flatten: nothing.
-type Layer struct {
-	Kind   string `json:"kind" yaml:"kind"`
-	Out    int    `json:"out,omitempty" yaml:"out,omitempty"`
-	Kernel int    `json:"kernel,omitempty" yaml:"kernel,omitempty"`
-	Stride int    `json:"stride,omitempty" yaml:"stride,omitempty"`
-	Pad    int    `json:"pad,omitempty" yaml:"pad,omitempty"`
-	Groups int    `json:"groups,omitempty" yaml:"groups,omitempty"`
-	NoBias bool   `json:"no_bias,omitempty" yaml:"no_bias,omitempty"`
-}
-
-// Layers is a sequential list of layers, applied in order.
+// Layers is a sequential list of layers, applied in order. Its JSON and
+// YAML form is a list of objects {"kind": name, parameters…}, each decoded
+// through its registered kind.
 type Layers []Layer
 
 // Network describes a sequential network as data: its layers, how its
@@ -79,22 +46,6 @@ type Network struct {
 	Init string `json:"init,omitempty" yaml:"init,omitempty"`
 	// Loss is LossSoftmaxCE (the default when empty) or LossSquared.
 	Loss string `json:"loss,omitempty" yaml:"loss,omitempty"`
-}
-
-// kindInfo says which fields a layer kind takes.
-type kindInfo struct {
-	out, kernel, pad, groups, bias bool
-}
-
-var kindInfos = map[string]kindInfo{
-	KindConv:      {out: true, kernel: true, pad: true},
-	KindMaxPool:   {kernel: true},
-	KindAvgPool:   {kernel: true},
-	KindReLU:      {},
-	KindTanh:      {},
-	KindGroupNorm: {groups: true},
-	KindFlatten:   {},
-	KindDense:     {out: true, bias: true},
 }
 
 // Validate checks what can be checked without an input shape: known kinds,
@@ -114,48 +65,27 @@ func (n Network) Validate() error {
 		return fmt.Errorf("unknown loss %q (known: %s, %s)", n.Loss, LossSoftmaxCE, LossSquared)
 	}
 	for i, l := range n.Layers {
-		if err := l.validate(); err != nil {
-			return fmt.Errorf("layer %d (%s): %w", i, l.Kind, err)
+		if l == nil {
+			return fmt.Errorf("layer %d is nil", i)
+		}
+		if err := checkRegistered(l); err != nil {
+			return fmt.Errorf("layer %d: %w", i, err)
+		}
+		if err := l.Validate(); err != nil {
+			return fmt.Errorf("layer %d (%s): %w", i, l.Kind(), err)
 		}
 	}
 	return nil
 }
 
-func (l Layer) validate() error {
-	info, ok := kindInfos[l.Kind]
-	if !ok {
-		return fmt.Errorf("unknown layer kind %q (known: %s)", l.Kind, strings.Join(Kinds(), ", "))
-	}
-	const big = 1 << 20 // far above any sensible size; keeps products in range
-	check := func(name string, v int, takes bool, lo int) error {
-		switch {
-		case !takes && v != 0:
-			return fmt.Errorf("%s takes no %s (got %d)", l.Kind, name, v)
-		case takes && (v < lo || v > big):
-			return fmt.Errorf("%s must be in [%d, %d], got %d", name, lo, big, v)
-		}
-		return nil
-	}
-	if err := check("out", l.Out, info.out, 1); err != nil {
-		return err
-	}
-	if err := check("kernel", l.Kernel, info.kernel, 1); err != nil {
-		return err
-	}
-	if err := check("stride", l.Stride, info.kernel, 1); err != nil {
-		return err
-	}
-	if err := check("pad", l.Pad, info.pad, 0); err != nil {
-		return err
-	}
-	if err := check("groups", l.Groups, info.groups, 1); err != nil {
-		return err
-	}
-	if info.pad && l.Pad >= l.Kernel {
-		return fmt.Errorf("pad %d must be less than the kernel size %d", l.Pad, l.Kernel)
-	}
-	if !info.bias && l.NoBias {
-		return fmt.Errorf("%s does not support no_bias", l.Kind)
+// maxSize bounds a layer's integer parameters: far above any sensible
+// size, it keeps products in range.
+const maxSize = 1 << 20
+
+// checkRange checks that a layer's parameter name = v lies in [lo, maxSize].
+func checkRange(name string, v, lo int) error {
+	if v < lo || v > maxSize {
+		return fmt.Errorf("%s must be in [%d, %d], got %d", name, lo, maxSize, v)
 	}
 	return nil
 }
@@ -208,7 +138,8 @@ func (n *Network) Equal(o *Network) bool {
 	if n == nil || o == nil {
 		return n == o
 	}
-	return n.Init == o.Init && n.Loss == o.Loss && slices.Equal(n.Layers, o.Layers)
+	return n.Init == o.Init && n.Loss == o.Loss && len(n.Layers) == len(o.Layers) &&
+		(len(n.Layers) == 0 || reflect.DeepEqual(n.Layers, o.Layers))
 }
 
 // clone returns a deep copy of n (nil for nil).
@@ -219,4 +150,14 @@ func (n *Network) clone() *Network {
 	c := *n
 	c.Layers = slices.Clone(n.Layers)
 	return &c
+}
+
+// firstErr returns the first non-nil error.
+func firstErr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -20,43 +21,43 @@ import (
 // model_test.go run on them as on the built-in architectures.
 var customSpecs = []Spec{
 	{Arch: "test-every-kind", InputShape: []int{2, 9, 9}, Classes: 3, Network: &Network{Init: InitTorch, Layers: Layers{
-		{Kind: KindConv, Out: 4, Kernel: 3, Stride: 1, Pad: 1},
-		{Kind: KindGroupNorm, Groups: 2},
-		{Kind: KindTanh},
-		{Kind: KindAvgPool, Kernel: 2, Stride: 1},
-		{Kind: KindConv, Out: 6, Kernel: 3, Stride: 2},
-		{Kind: KindReLU},
-		{Kind: KindMaxPool, Kernel: 2, Stride: 1},
-		{Kind: KindFlatten},
-		{Kind: KindDense, Out: 5},
-		{Kind: KindTanh},
-		{Kind: KindDense, Out: 3},
+		Conv{Out: 4, Kernel: 3, Stride: 1, Pad: 1},
+		GroupNorm{Groups: 2},
+		Tanh{},
+		AvgPool{Kernel: 2, Stride: 1},
+		Conv{Out: 6, Kernel: 3, Stride: 2},
+		ReLU{},
+		MaxPool{Kernel: 2, Stride: 1},
+		Flatten{},
+		Dense{Out: 5},
+		Tanh{},
+		Dense{Out: 3},
 	}}},
 	{Arch: "test-instance-norm", InputShape: []int{1, 8, 8}, Classes: 4, Network: &Network{Layers: Layers{
-		{Kind: KindConv, Out: 6, Kernel: 3, Stride: 1},
-		{Kind: KindGroupNorm, Groups: 6},
-		{Kind: KindReLU},
-		{Kind: KindAvgPool, Kernel: 2, Stride: 2},
-		{Kind: KindFlatten},
-		{Kind: KindDense, Out: 4},
+		Conv{Out: 6, Kernel: 3, Stride: 1},
+		GroupNorm{Groups: 6},
+		ReLU{},
+		AvgPool{Kernel: 2, Stride: 2},
+		Flatten{},
+		Dense{Out: 4},
 	}}},
 	{Arch: "test-layer-norm", InputShape: []int{3, 6, 6}, Classes: 2, Network: &Network{Layers: Layers{
-		{Kind: KindTanh},
-		{Kind: KindConv, Out: 4, Kernel: 2, Stride: 2},
-		{Kind: KindGroupNorm, Groups: 1},
-		{Kind: KindFlatten},
-		{Kind: KindDense, Out: 2, NoBias: true},
+		Tanh{},
+		Conv{Out: 4, Kernel: 2, Stride: 2},
+		GroupNorm{Groups: 1},
+		Flatten{},
+		Dense{Out: 2, NoBias: true},
 	}}},
 	{Arch: "test-mlp", InputShape: []int{2, 3, 3}, Classes: 3, Network: &Network{Init: InitTorch, Layers: Layers{
-		{Kind: KindFlatten},
-		{Kind: KindDense, Out: 7},
-		{Kind: KindTanh},
-		{Kind: KindDense, Out: 3},
+		Flatten{},
+		Dense{Out: 7},
+		Tanh{},
+		Dense{Out: 3},
 	}}},
 	{Arch: "test-tanh-regression", InputShape: []int{5}, Classes: 1, L2: 0.1, Network: &Network{Loss: LossSquared, Layers: Layers{
-		{Kind: KindDense, Out: 4, NoBias: true},
-		{Kind: KindTanh},
-		{Kind: KindDense, Out: 1},
+		Dense{Out: 4, NoBias: true},
+		Tanh{},
+		Dense{Out: 1},
 	}}},
 }
 
@@ -67,10 +68,14 @@ func TestCustomSpecsUseEveryKind(t *testing.T) {
 	seen := map[string]bool{}
 	for _, s := range customSpecs {
 		for _, l := range s.Network.Layers {
-			seen[l.Kind] = true
+			seen[l.Kind()] = true
 		}
 	}
+	builtin := reflect.TypeOf(Conv{}).PkgPath()
 	for _, k := range Kinds() {
+		if t, _ := layerKinds.Lookup(k); t.PkgPath() != builtin {
+			continue // registered by a test of another package
+		}
 		if !seen[k] {
 			t.Errorf("no test network uses layer kind %s", k)
 		}
@@ -165,8 +170,8 @@ layers:
   - {kind: dense, out: 10}
 `
 	want := Network{Init: InitTorch, Layers: Layers{
-		{Kind: KindConv, Out: 4, Kernel: 3, Stride: 1, Pad: 1}, {Kind: KindReLU},
-		{Kind: KindMaxPool, Kernel: 2, Stride: 2}, {Kind: KindFlatten}, {Kind: KindDense, Out: 10},
+		Conv{Out: 4, Kernel: 3, Stride: 1, Pad: 1}, ReLU{},
+		MaxPool{Kernel: 2, Stride: 2}, Flatten{}, Dense{Out: 10},
 	}}
 	for name, data := range map[string]string{"json": js, "yaml": ym} {
 		got, err := ParseNetwork([]byte(data))
@@ -181,41 +186,39 @@ layers:
 
 func TestNetworkErrors(t *testing.T) {
 	mnist := []int{1, 28, 28}
-	conv := Layer{Kind: KindConv, Out: 4, Kernel: 3, Stride: 1}
-	flat := Layer{Kind: KindFlatten}
-	out := func(n int) Layer { return Layer{Kind: KindDense, Out: n} }
+	conv := Conv{Out: 4, Kernel: 3, Stride: 1}
+	flat := Flatten{}
+	out := func(n int) Layer { return Dense{Out: n} }
 	for _, tc := range []struct {
 		name  string
 		shape []int
 		nw    Network
 		want  string // in the error
 	}{
-		{"unknown kind", mnist, Network{Layers: Layers{{Kind: "lstm"}}},
-			`unknown layer kind "lstm" (known: conv, max-pool, avg-pool, relu, tanh, group-norm, flatten, dense)`},
+		{"unknown kind", mnist, Network{Layers: Layers{lstm{}}},
+			`unknown layer kind "lstm" (known: avg-pool, conv, dense, flatten, group-norm, max-pool, relu, `},
+		{"nil layer", mnist, Network{Layers: Layers{nil}}, "layer 0 is nil"},
 		{"no layers", mnist, Network{}, "no layers"},
 		{"unknown init", mnist, Network{Init: "he", Layers: Layers{flat, out(10)}}, `unknown init "he"`},
 		{"unknown loss", mnist, Network{Loss: "hinge", Layers: Layers{flat, out(10)}}, `unknown loss "hinge"`},
-		{"zero kernel", mnist, Network{Layers: Layers{{Kind: KindConv, Out: 4, Stride: 1}, flat, out(10)}}, "kernel must be in [1,"},
-		{"zero stride", mnist, Network{Layers: Layers{{Kind: KindConv, Out: 4, Kernel: 3}, flat, out(10)}}, "stride must be in [1,"},
-		{"negative pad", mnist, Network{Layers: Layers{{Kind: KindConv, Out: 4, Kernel: 3, Stride: 1, Pad: -1}, flat, out(10)}}, "pad must be in [0,"},
-		{"pad ≥ kernel", mnist, Network{Layers: Layers{{Kind: KindConv, Out: 4, Kernel: 3, Stride: 1, Pad: 3}, flat, out(10)}}, "pad 3 must be less than the kernel size 3"},
-		{"no out", mnist, Network{Layers: Layers{flat, {Kind: KindDense}}}, "out must be in [1,"},
-		{"pool padding", mnist, Network{Layers: Layers{conv, {Kind: KindMaxPool, Kernel: 2, Stride: 2, Pad: 1}, flat, out(10)}}, "max-pool takes no pad"},
-		{"relu kernel", mnist, Network{Layers: Layers{{Kind: KindReLU, Kernel: 2}, flat, out(10)}}, "relu takes no kernel"},
-		{"conv no_bias", mnist, Network{Layers: Layers{{Kind: KindConv, Out: 4, Kernel: 3, Stride: 1, NoBias: true}, flat, out(10)}}, "conv does not support no_bias"},
-		{"no groups", mnist, Network{Layers: Layers{conv, {Kind: KindGroupNorm}, flat, out(10)}}, "groups must be in [1,"},
-		{"groups do not divide", mnist, Network{Layers: Layers{conv, {Kind: KindGroupNorm, Groups: 3}, flat, out(10)}}, "3 groups do not divide 4 channels"},
-		{"kernel too big", []int{1, 4, 4}, Network{Layers: Layers{{Kind: KindConv, Out: 4, Kernel: 5, Stride: 1}, flat, out(10)}}, "input too small: conv 5×5"},
-		{"pool too big", []int{1, 4, 4}, Network{Layers: Layers{conv, {Kind: KindAvgPool, Kernel: 3, Stride: 1}, flat, out(10)}}, "input too small: pool 3×3 sees 2×2"},
-		{"pool before conv", mnist, Network{Layers: Layers{{Kind: KindMaxPool, Kernel: 2, Stride: 2}, flat, out(10)}}, "pooling must follow a convolution"},
-		{"norm before conv", mnist, Network{Layers: Layers{{Kind: KindGroupNorm, Groups: 1}, flat, out(10)}}, "group norm must follow a convolution"},
+		{"zero kernel", mnist, Network{Layers: Layers{Conv{Out: 4, Stride: 1}, flat, out(10)}}, "kernel must be in [1,"},
+		{"zero stride", mnist, Network{Layers: Layers{Conv{Out: 4, Kernel: 3}, flat, out(10)}}, "stride must be in [1,"},
+		{"negative pad", mnist, Network{Layers: Layers{Conv{Out: 4, Kernel: 3, Stride: 1, Pad: -1}, flat, out(10)}}, "pad must be in [0,"},
+		{"pad ≥ kernel", mnist, Network{Layers: Layers{Conv{Out: 4, Kernel: 3, Stride: 1, Pad: 3}, flat, out(10)}}, "pad 3 must be less than the kernel size 3"},
+		{"no out", mnist, Network{Layers: Layers{flat, Dense{}}}, "out must be in [1,"},
+		{"no groups", mnist, Network{Layers: Layers{conv, GroupNorm{}, flat, out(10)}}, "groups must be in [1,"},
+		{"groups do not divide", mnist, Network{Layers: Layers{conv, GroupNorm{Groups: 3}, flat, out(10)}}, "3 groups do not divide 4 channels"},
+		{"kernel too big", []int{1, 4, 4}, Network{Layers: Layers{Conv{Out: 4, Kernel: 5, Stride: 1}, flat, out(10)}}, "input too small: conv 5×5"},
+		{"pool too big", []int{1, 4, 4}, Network{Layers: Layers{conv, AvgPool{Kernel: 3, Stride: 1}, flat, out(10)}}, "input too small: pool 3×3 sees 2×2"},
+		{"pool before conv", mnist, Network{Layers: Layers{MaxPool{Kernel: 2, Stride: 2}, flat, out(10)}}, "pooling must follow a convolution"},
+		{"norm before conv", mnist, Network{Layers: Layers{GroupNorm{Groups: 1}, flat, out(10)}}, "group norm must follow a convolution"},
 		{"dense on image", mnist, Network{Layers: Layers{conv, out(10)}}, "needs a flatten first"},
 		{"conv on flat", mnist, Network{Layers: Layers{flat, conv, out(10)}}, "its input is flat"},
 		{"conv on vector", []int{784}, Network{Layers: Layers{conv, flat, out(10)}}, "its input is flat"},
 		{"flatten twice", mnist, Network{Layers: Layers{flat, flat, out(10)}}, "already flat"},
 		{"ends on image", mnist, Network{Layers: Layers{conv}}, "ends on an image"},
 		{"wrong class count", mnist, Network{Layers: Layers{flat, out(7)}}, "outputs 7 values per example, but the spec has 10 classes"},
-		{"no parameters", mnist, Network{Layers: Layers{{Kind: KindReLU}, flat}}, "no parameters"},
+		{"no parameters", mnist, Network{Layers: Layers{ReLU{}, flat}}, "no parameters"},
 		{"squared loss, 10 classes", mnist, Network{Loss: LossSquared, Layers: Layers{flat, out(10)}}, "needs Classes = 1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -233,18 +236,33 @@ func TestNetworkErrors(t *testing.T) {
 			t.Errorf("network named %q accepted", name)
 		}
 	}
-	// Misspelt fields and trailing data are errors, in JSON and YAML.
-	for _, bad := range []string{
-		`{"layers": [{"kind": "dense", "outs": 10}]}`,
-		`{"layers": [{"kind": "dense", "out": 10}]} {}`,
-		"layers:\n  - {kind: dense, outs: 10}\n",
-		`{"layers": []}`,
+	// Misspelt fields, fields of other kinds, unknown kinds and trailing
+	// data are errors, in JSON and YAML.
+	for bad, want := range map[string]string{
+		`{"layers": [{"kind": "dense", "outs": 10}]}`:                            `layer 0: dense: unknown field "outs"`,
+		`{"layers": [{"kind": "dense", "out": 10}]} {}`:                          "trailing data",
+		"layers:\n  - {kind: dense, outs: 10}\n":                                 `line 2: layer 0: dense: unknown field "outs"`,
+		`{"layers": []}`:                                                         "no layers",
+		`{"layers": [{"kind": "relu", "kernel": 2}]}`:                            `relu: unknown field "kernel"`,
+		`{"layers": [{"kind": "max-pool", "kernel": 2, "stride": 2, "pad": 1}]}`: `max-pool: unknown field "pad"`,
+		`{"layers": [{"kind": "lstm"}]}`:                                         `unknown layer kind "lstm" (known: avg-pool, conv,`,
+		"layers:\n  - {kind: flatten}\n  - {kind: lstm, out: 3}\n":               `line 3: layer 1: unknown layer kind "lstm"`,
+		`{"layers": [{"out": 10}]}`:                                              "layer 0: layer has no kind",
+		`{"layers": [{"kind": 3}]}`:                                              "layer 0: kind: cannot unmarshal number",
+		`{"layers": [{"kind": "dense", "out": "ten"}]}`:                          "cannot unmarshal string",
+		`{"layers": [7]}`:                                                        "layer 0: cannot unmarshal number",
+		`{"layers": [{"kind": "conv", "out": 4, "kernel": 3, "stride": 1, "pad": 3}, {"kind": "flatten"}]}`: "layer 0 (conv): pad 3 must be less than the kernel size 3",
 	} {
-		if _, err := ParseNetwork([]byte(bad)); err == nil {
-			t.Errorf("ParseNetwork(%q): no error", bad)
+		if _, err := ParseNetwork([]byte(bad)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseNetwork(%q): error %v, want one containing %q", bad, err, want)
 		}
 	}
 }
+
+// lstm is a layer kind that is not registered.
+type lstm struct{ Tanh }
+
+func (lstm) Kind() string { return "lstm" }
 
 // registerOnce registers the test architecture once (go test -count=N runs
 // tests repeatedly in one process).
@@ -256,9 +274,9 @@ var registerOnce = func() func() {
 				if s.Classes > 100 {
 					return Network{}, errTestClasses
 				}
-				l := Layers{{Kind: KindDense, Out: 8}, {Kind: KindTanh}, {Kind: KindDense, Out: s.Classes}}
+				l := Layers{Dense{Out: 8}, Tanh{}, Dense{Out: s.Classes}}
 				if len(s.InputShape) == 3 {
-					l = append(Layers{{Kind: KindFlatten}}, l...)
+					l = append(Layers{Flatten{}}, l...)
 				}
 				return Network{Init: InitTorch, Layers: l}, nil
 			})
@@ -373,13 +391,13 @@ func TestSpecNetworkIsCopied(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	nw.Layers[1].Out = 99
+	nw.Layers[1] = Dense{Out: 99}
 	got := m.Spec()
-	if got.Network.Layers[1].Out != 7 {
+	if got.Network.Layers[1].(Dense).Out != 7 {
 		t.Fatalf("model's network changed with the caller's: %+v", got.Network)
 	}
-	got.Network.Layers[1].Out = 98
-	if m.Spec().Network.Layers[1].Out != 7 {
+	got.Network.Layers[1] = Dense{Out: 98}
+	if m.Spec().Network.Layers[1].(Dense).Out != 7 {
 		t.Error("model's network changed through Spec's result")
 	}
 }

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"sync"
@@ -16,11 +17,12 @@ import (
 // depend on the machine.
 const numWorkers = 2
 
-// chunkSizes returns the rows per run of the large and the small graph of an
-// architecture.
+// chunkSizes returns the rows per run of the large and the small graph of
+// a network: smaller for CNNs (networks with an (H, W, C) image, the
+// output of a convolution), whose examples cost more.
 func chunkSizes(layers []layer) [2]int {
 	for _, l := range layers {
-		if l.kind == layerConv {
+		if l.in.Layout == HWC || l.out.Layout == HWC {
 			return [2]int{64, 16}
 		}
 	}
@@ -63,13 +65,18 @@ type graph struct {
 	vm       G.VM
 	pvm      G.VM // forward-only machine for Predict
 	x, y, m  []float32
-	convs    []*convOp      // per parameterised layer (nil if not a conv)
-	denses   []*denseOp     // per parameterised layer (nil if not dense)
-	norms    []*groupNormOp // per parameterised layer (nil if not a group norm)
-	dz       []*G.Node      // ∂loss/∂z per parameterised layer
-	plays    []*layer       // parameterised layers
+	dz       []*G.Node    // ∂loss/∂z per parameterised layer
+	plays    []paramLayer // parameterised layers
 	lossOp   *lossOp
 	outLayer *G.Node // the last layer's output
+}
+
+// paramLayer is a layer with parameters in one graph.
+type paramLayer struct {
+	off, nP int          // its parameters in the parameter vector
+	grads   ExampleGrads // its per-example gradient rule
+	batch   BatchGrads   // grads, if it sums a chunk itself
+	scratch []float32    // one example's gradient, to sum a chunk without batch
 }
 
 func newNet(s Spec, seed uint64) (*net, error) {
@@ -83,7 +90,7 @@ func newNet(s Spec, seed uint64) (*net, error) {
 	}
 	s.InputShape = append([]int(nil), s.InputShape...)
 	s.Network = s.Network.clone()
-	n := &net{spec: s, layers: layers, loss: loss, p: p, in: layers[0].in, params: alignedF32(p), sizes: chunkSizes(layers), l2: float32(s.L2)}
+	n := &net{spec: s, layers: layers, loss: loss, p: p, in: layers[0].in.Size(), params: alignedF32(p), sizes: chunkSizes(layers), l2: float32(s.L2)}
 	initParams(layers, init, n.params, seed)
 	for i := range n.w {
 		w := &worker{acc: make([]float32, p)}
@@ -110,66 +117,53 @@ func (n *net) newGraph(size int) (*graph, error) {
 
 	var es G.Nodes
 	a := x
-	first := true
+	needDA := false // an earlier layer has parameters
 	for i := range n.layers {
 		l := &n.layers[i]
 		name := fmt.Sprintf("L%d", i)
-		var err error
-		switch l.kind {
-		case layerConv, layerDense, layerGroupNorm:
-			rows := l.outC
-			if l.kind == layerGroupNorm {
-				rows = 1 // γ as a 1 × C matrix
-			}
-			wt := tensor.New(tensor.WithShape(rows, l.nW/rows), tensor.WithBacking(n.params[l.off:l.off+l.nW]))
-			wn := G.NewMatrix(g, G.Float32, G.WithShape(rows, l.nW/rows), G.WithName(name+"W"), G.WithValue(wt))
-			et, _ := newMat(size, l.out)
-			e := G.NewMatrix(g, G.Float32, G.WithShape(size, l.out), G.WithName(name+"e"), G.WithValue(et))
-			es = append(es, e)
-			args := G.Nodes{a, wn}
-			if l.nB > 0 {
-				bt := tensor.New(tensor.WithShape(l.nB), tensor.WithBacking(n.params[l.off+l.nW:l.off+l.nW+l.nB]))
-				args = append(args, G.NewVector(g, G.Float32, G.WithShape(l.nB), G.WithName(name+"b"), G.WithValue(bt)))
-			}
-			args = append(args, e)
-			var conv *convOp
-			var dense *denseOp
-			var norm *groupNormOp
-			switch l.kind {
-			case layerConv:
-				conv = newConvOp(name, size, l.conv, !first)
-				a, err = G.ApplyOp(conv, args...)
-			case layerDense:
-				dense = newDenseOp(name, size, l.in, l.outC, l.nB > 0, !first)
-				a, err = G.ApplyOp(dense, args...)
-			default:
-				norm = newGroupNormOp(name, size, l.norm)
-				a, err = G.ApplyOp(norm, args...)
-			}
-			w.convs = append(w.convs, conv)
-			w.denses = append(w.denses, dense)
-			w.norms = append(w.norms, norm)
-			w.plays = append(w.plays, l)
-			first = false
-		case layerReLU:
-			a, err = G.ApplyOp(newReluOp(name, size, l.out), a)
-		case layerPool:
-			a, err = G.ApplyOp(newPoolOp(name, size, l.pool), a)
-		case layerTanh:
-			a, err = G.ApplyOp(newTanhOp(name, size, l.out), a)
-		case layerAvgPool:
-			a, err = G.ApplyOp(newAvgPoolOp(name, size, l.pool), a)
-		case layerFlatten:
-			// The activations are already one row of (H, W, C) values per
-			// example: flattening only changes the shape bookkeeping.
+		c := &BuildContext{Graph: g, N: size, Name: name, In: l.in, Out: l.out, Input: a, NeedInputGrad: needDA}
+		off := l.off
+		for k, p := range l.params {
+			t := tensor.New(tensor.WithShape(p.Shape...), tensor.WithBacking(n.params[off:off+l.sizes[k]]))
+			c.Params = append(c.Params, G.NewTensor(g, G.Float32, len(p.Shape), G.WithShape(p.Shape...),
+				G.WithName(fmt.Sprintf("%s/%d:%s", name, k, p.Name)), G.WithValue(t)))
+			off += l.sizes[k]
+		}
+		if l.nP > 0 {
+			et, _ := newMat(size, l.out.Size())
+			c.E = G.NewMatrix(g, G.Float32, G.WithShape(size, l.out.Size()), G.WithName(name+"e"), G.WithValue(et))
+			es = append(es, c.E)
+		}
+		out, grads, err := l.desc.Build(c)
+		switch {
+		case err != nil:
+		case out == nil:
+			err = errors.New("no output node")
+		case !out.Shape().Eq(tensor.Shape{size, l.out.Size()}):
+			err = fmt.Errorf("output node of shape %v, want %v", out.Shape(), tensor.Shape{size, l.out.Size()})
+		case l.nP > 0 && grads == nil:
+			err = errors.New("a layer with parameters returned no per-example gradient rule")
+		case l.nP == 0 && grads != nil:
+			err = errors.New("a layer without parameters returned a per-example gradient rule")
 		}
 		if err != nil {
-			return nil, fmt.Errorf("layer %d: %w", i, err)
+			return nil, fmt.Errorf("layer %d (%s): %w", i, l.desc.Kind(), err)
 		}
+		if l.nP > 0 {
+			pl := paramLayer{off: l.off, nP: l.nP, grads: grads}
+			if b, ok := grads.(BatchGrads); ok {
+				pl.batch = b
+			} else {
+				pl.scratch = make([]float32, l.nP)
+			}
+			w.plays = append(w.plays, pl)
+			needDA = true
+		}
+		a = out
 	}
 	logits := a
 	w.outLayer = logits
-	classes := n.layers[len(n.layers)-1].out
+	classes := n.layers[len(n.layers)-1].out.Size()
 	w.lossOp = &lossOp{opBase: opBase{name: "loss", n: size}, kind: n.loss, classes: classes, losses: make([]float32, size)}
 	cost, err := G.ApplyOp(w.lossOp, logits, y, mk)
 	if err != nil {
@@ -223,23 +217,16 @@ func (w *graph) accumulate(acc []float32) error {
 		if err != nil {
 			return err
 		}
-		gw := acc[l.off : l.off+l.nW]
-		gb := acc[l.off+l.nW : l.off+l.nW+l.nB]
-		if o := w.norms[j]; o != nil {
-			o.addGrads(dz, w.n, gw, gb)
+		dst := acc[l.off : l.off+l.nP]
+		if l.batch != nil {
+			l.batch.AddBatchGrad(dz, dst)
 			continue
 		}
-		if c := w.convs[j]; c != nil {
-			g := c.g
-			rows := w.n * g.rows()
-			gemm(true, false, g.outC, g.cols(), rows, 1, dz, g.outC, c.cols, g.cols(), 1, gw, g.cols())
-			addRows(gb, dz, rows)
-			continue
-		}
-		d := w.denses[j]
-		gemm(true, false, d.outN, d.in, w.n, 1, dz, d.outN, d.lastA, d.in, 1, gw, d.in)
-		if l.nB > 0 {
-			addRows(gb, dz, w.n)
+		for i := 0; i < w.n; i++ {
+			l.grads.ExampleGrad(i, dz, l.scratch)
+			for k, v := range l.scratch {
+				dst[k] += v
+			}
 		}
 	}
 	return nil
@@ -260,30 +247,7 @@ func (w *graph) perExample(cnt, p int, grads []float32, sq []float64) error {
 	}
 	for i := 0; i < cnt; i++ {
 		for j, l := range w.plays {
-			dz := dzs[j]
-			row := grads[i*p+l.off : i*p+l.off+l.nW+l.nB]
-			if o := w.norms[j]; o != nil {
-				o.exampleGrads(i, dzs[j], row[:l.nW], row[l.nW:])
-				continue
-			}
-			if c := w.convs[j]; c != nil {
-				g := c.g
-				L, K, C := g.rows(), g.cols(), g.outC
-				dzi := dz[i*L*C : (i+1)*L*C]
-				gemm(true, false, C, K, L, 1, dzi, C, c.cols[i*L*K:(i+1)*L*K], K, 0, row[:l.nW], K)
-				gb := row[l.nW:]
-				copy(gb, dzi[:C])
-				addRows(gb, dzi[C:], L-1)
-				continue
-			}
-			d := w.denses[j]
-			ai := d.lastA[i*d.in : (i+1)*d.in]
-			dzi := dz[i*d.outN : (i+1)*d.outN]
-			// The outer product dz_i a_iᵀ, as a rank-1 gemm.
-			gemm(false, false, d.outN, d.in, 1, 1, dzi, 1, ai, d.in, 0, row[:l.nW], d.in)
-			if l.nB > 0 {
-				copy(row[l.nW:], dzi)
-			}
+			l.grads.ExampleGrad(i, dzs[j], grads[i*p+l.off:i*p+l.off+l.nP])
 		}
 		if sq != nil {
 			sq[i] = vec.SumSquares(grads[i*p : (i+1)*p])

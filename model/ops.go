@@ -92,11 +92,12 @@ func newMat(r, c int) (*tensor.Dense, []float32) {
 	return tensor.New(tensor.WithShape(r, c), tensor.WithBacking(d)), d
 }
 
-// convOp is z = conv(a, W) + b + e for a chunk.
+// convOp is z = conv(a, W) + b + e for a chunk (without b if !bias).
 type convOp struct {
 	opBase
 	g       *convGeom
 	needDA  bool // differentiate w.r.t. a (false for the first layer)
+	bias    bool
 	cols    []float32
 	hwc     []float32 // the input transposed to (H, W, C), if chw
 	wt      []float32 // the kernel transposed to K × outC
@@ -105,8 +106,8 @@ type convOp struct {
 	dcols   []float32 // scratch of the backward op
 }
 
-func newConvOp(name string, n int, g *convGeom, needDA bool) *convOp {
-	o := &convOp{opBase: opBase{name: name, n: n}, g: g, needDA: needDA}
+func newConvOp(name string, n int, g *convGeom, needDA, bias bool) *convOp {
+	o := &convOp{opBase: opBase{name: name, n: n}, g: g, needDA: needDA, bias: bias}
 	o.cols = alignedF32(n * g.rows() * g.cols())
 	if g.chw {
 		o.hwc = alignedF32(n * g.inSize())
@@ -116,9 +117,17 @@ func newConvOp(name string, n int, g *convGeom, needDA bool) *convOp {
 	return o
 }
 
-func (o *convOp) Arity() int { return 4 }
+func (o *convOp) Arity() int {
+	if o.bias {
+		return 4
+	}
+	return 3
+}
 func (o *convOp) Type() hm.Type {
-	return hm.NewFnType(matT, matT, vecT, matT, matT)
+	if o.bias {
+		return hm.NewFnType(matT, matT, vecT, matT, matT)
+	}
+	return hm.NewFnType(matT, matT, matT, matT)
 }
 func (o *convOp) InferShape(...G.DimSizer) (tensor.Shape, error) {
 	return tensor.Shape{o.n, o.g.outSize()}, nil
@@ -128,11 +137,11 @@ func (o *convOp) Do(in ...G.Value) (G.Value, error) { return o.UsePreallocDo(nil
 // UsePreallocDo writes the result into p when p fits (see dest).
 func (o *convOp) UsePreallocDo(p G.Value, in ...G.Value) (G.Value, error) {
 	out, outData := dest(p, o.out, o.outData)
-	d, err := inputsF32(4, in)
+	d, err := inputsF32(o.Arity(), in)
 	if err != nil {
 		return nil, err
 	}
-	a, w, b, e := d[0], d[1], d[2], d[3]
+	a, w, b, e := d[0], d[1], d[2], d[o.Arity()-1]
 	g := o.g
 	K, L, C := g.cols(), g.rows(), g.outC
 	if g.chw {
@@ -143,8 +152,12 @@ func (o *convOp) UsePreallocDo(p G.Value, in ...G.Value) (G.Value, error) {
 	z := outData
 	for r := 0; r < o.n*L; r++ {
 		row := z[r*C : (r+1)*C]
-		copy(row, b)
 		er := e[r*C : (r+1)*C]
+		if !o.bias {
+			copy(row, er)
+			continue
+		}
+		copy(row, b)
 		for c, v := range er {
 			row[c] += v
 		}
@@ -153,9 +166,16 @@ func (o *convOp) UsePreallocDo(p G.Value, in ...G.Value) (G.Value, error) {
 	gemm(false, false, o.n*L, C, K, 1, o.cols, K, o.wt, C, 1, z, C)
 	return out, nil
 }
-func (o *convOp) DiffWRT(int) []bool { return []bool{o.needDA, false, false, true} }
+func (o *convOp) DiffWRT(n int) []bool {
+	r := make([]bool, n)
+	r[0] = o.needDA
+	r[n-1] = true
+	return r
+}
 func (o *convOp) SymDiff(in G.Nodes, _, grad *G.Node) (G.Nodes, error) {
 	var da *G.Node
+	r := make(G.Nodes, len(in))
+	r[len(in)-1] = grad
 	if o.needDA {
 		bo := &convBackOp{opBase: opBase{name: o.name + "/dA", n: o.n}, conv: o}
 		bo.out, bo.outData = newMat(o.n, o.g.inSize())
@@ -165,7 +185,8 @@ func (o *convOp) SymDiff(in G.Nodes, _, grad *G.Node) (G.Nodes, error) {
 			return nil, err
 		}
 	}
-	return G.Nodes{da, nil, nil, grad}, nil
+	r[0] = da
+	return r, nil
 }
 
 // convBackOp is ∂loss/∂a of a convolution, given ∂loss/∂z and W.

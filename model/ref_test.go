@@ -1,6 +1,9 @@
 package model
 
-import "math"
+import (
+	"fmt"
+	"math"
+)
 
 // This file is an independent float64 reference of the architectures,
 // written from the documented layout with naive loops and images in
@@ -19,11 +22,30 @@ func refSpecLayers(s Spec) []refLayer {
 	if s.Network == nil {
 		return refArch(s.Arch, s.Classes)
 	}
-	kinds := map[string]string{KindConv: "conv", KindMaxPool: "pool", KindAvgPool: "avgpool", KindReLU: "relu",
-		KindTanh: "tanh", KindGroupNorm: "gn", KindFlatten: "flatten", KindDense: "dense"}
 	var r []refLayer
 	for _, l := range s.Network.Layers {
-		r = append(r, refLayer{kind: kinds[l.Kind], outC: l.Out, k: l.Kernel, stride: l.Stride, pad: l.Pad, groups: l.Groups, bias: !l.NoBias})
+		var rl refLayer
+		switch l := l.(type) {
+		case Conv:
+			rl = refLayer{kind: "conv", outC: l.Out, k: l.Kernel, stride: l.Stride, pad: l.Pad, bias: !l.NoBias}
+		case MaxPool:
+			rl = refLayer{kind: "pool", k: l.Kernel, stride: l.Stride}
+		case AvgPool:
+			rl = refLayer{kind: "avgpool", k: l.Kernel, stride: l.Stride}
+		case ReLU:
+			rl = refLayer{kind: "relu"}
+		case Tanh:
+			rl = refLayer{kind: "tanh"}
+		case GroupNorm:
+			rl = refLayer{kind: "gn", groups: l.Groups}
+		case Flatten:
+			rl = refLayer{kind: "flatten"}
+		case Dense:
+			rl = refLayer{kind: "dense", outC: l.Out, bias: !l.NoBias}
+		default:
+			panic(fmt.Sprintf("reference: no layer kind %s", l.Kind()))
+		}
+		r = append(r, rl)
 	}
 	return r
 }
@@ -74,8 +96,11 @@ func refForward(s Spec, theta []float64, x []float64) []float64 {
 			ow := (w+2*l.pad-l.k)/l.stride + 1
 			W := theta[off : off+l.k*l.k*c*l.outC]
 			off += len(W)
-			B := theta[off : off+l.outC]
-			off += l.outC
+			B := make([]float64, l.outC) // zero without a bias
+			if l.bias {
+				B = theta[off : off+l.outC]
+				off += l.outC
+			}
 			out := make([]float64, l.outC*oh*ow)
 			for o := 0; o < l.outC; o++ {
 				for i := 0; i < oh; i++ {

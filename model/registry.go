@@ -81,40 +81,40 @@ func init() {
 	Register("pdp-cnn-mnist", func(s Spec) (Network, error) { return tfpCNN(s.Classes, InitTorch), nil })
 	Register("pdp-cnn-svhn", func(s Spec) (Network, error) {
 		return Network{Init: InitTorch, Layers: Layers{
-			{Kind: KindConv, Out: 6, Kernel: 5, Stride: 1},
-			{Kind: KindReLU},
-			{Kind: KindMaxPool, Kernel: 2, Stride: 2},
-			{Kind: KindConv, Out: 16, Kernel: 5, Stride: 1},
-			{Kind: KindReLU},
-			{Kind: KindMaxPool, Kernel: 2, Stride: 2},
-			{Kind: KindFlatten},
-			{Kind: KindDense, Out: 120},
-			{Kind: KindReLU},
-			{Kind: KindDense, Out: 84},
-			{Kind: KindReLU},
-			{Kind: KindDense, Out: s.Classes},
+			Conv{Out: 6, Kernel: 5, Stride: 1},
+			ReLU{},
+			MaxPool{Kernel: 2, Stride: 2},
+			Conv{Out: 16, Kernel: 5, Stride: 1},
+			ReLU{},
+			MaxPool{Kernel: 2, Stride: 2},
+			Flatten{},
+			Dense{Out: 120},
+			ReLU{},
+			Dense{Out: 84},
+			ReLU{},
+			Dense{Out: s.Classes},
 		}}, nil
 	})
 	Register("logreg", func(s Spec) (Network, error) {
-		return Network{Init: InitZero, Layers: Layers{{Kind: KindDense, Out: s.Classes}}}, nil
+		return Network{Init: InitZero, Layers: Layers{Dense{Out: s.Classes}}}, nil
 	})
 	Register("linreg", func(s Spec) (Network, error) {
-		return Network{Init: InitZero, Loss: LossSquared, Layers: Layers{{Kind: KindDense, Out: 1, NoBias: true}}}, nil
+		return Network{Init: InitZero, Loss: LossSquared, Layers: Layers{Dense{Out: 1, NoBias: true}}}, nil
 	})
 }
 
 // tfpCNN is the TF-Privacy tutorial CNN (also the PDP-SGD MNIST CNN).
 func tfpCNN(classes int, init string) Network {
 	return Network{Init: init, Layers: Layers{
-		{Kind: KindConv, Out: 16, Kernel: 8, Stride: 2, Pad: 3},
-		{Kind: KindReLU},
-		{Kind: KindMaxPool, Kernel: 2, Stride: 1},
-		{Kind: KindConv, Out: 32, Kernel: 4, Stride: 2},
-		{Kind: KindReLU},
-		{Kind: KindMaxPool, Kernel: 2, Stride: 1},
-		{Kind: KindFlatten},
-		{Kind: KindDense, Out: 32},
-		{Kind: KindReLU},
-		{Kind: KindDense, Out: classes},
+		Conv{Out: 16, Kernel: 8, Stride: 2, Pad: 3},
+		ReLU{},
+		MaxPool{Kernel: 2, Stride: 1},
+		Conv{Out: 32, Kernel: 4, Stride: 2},
+		ReLU{},
+		MaxPool{Kernel: 2, Stride: 1},
+		Flatten{},
+		Dense{Out: 32},
+		ReLU{},
+		Dense{Out: classes},
 	}}
 }

@@ -14,7 +14,7 @@ import (
 // name or a bad network is rejected, and JSON and YAML config files carry
 // it.
 func TestConfigNetwork(t *testing.T) {
-	nw := model.Network{Layers: model.Layers{{Kind: model.KindFlatten}, {Kind: model.KindDense, Out: 10}}}
+	nw := model.Network{Layers: model.Layers{model.Flatten{}, model.Dense{Out: 10}}}
 	for _, tc := range []struct {
 		name, model string
 		nw          *model.Network
@@ -22,7 +22,7 @@ func TestConfigNetwork(t *testing.T) {
 	}{
 		{"own network", "my-net", &nw, ""},
 		{"registered name", "tfp-cnn", &nw, "registered architecture"},
-		{"bad network", "my-net", &model.Network{Layers: model.Layers{{Kind: "lstm"}}}, `unknown layer kind "lstm"`},
+		{"bad network", "my-net", &model.Network{Layers: model.Layers{model.Dense{}}}, "layer 0 (dense): out must be in [1,"},
 		{"unknown name", "my-net", nil, `unknown model "my-net" (known: ` + strings.Join(model.Names(), ", ")},
 	} {
 		c := TrainDefaults()

@@ -29,7 +29,7 @@ func TestTrainModelFileBadInput(t *testing.T) {
 		want string
 	}{
 		{[]string{"--model-file", filepath.Join(dir, "missing.json")}, "missing.json"},
-		{[]string{"--model-file", write("lstm.json", `{"layers": [{"kind": "lstm"}]}`)}, `unknown layer kind "lstm" (known: conv, max-pool`},
+		{[]string{"--model-file", write("lstm.json", `{"layers": [{"kind": "lstm"}]}`)}, `unknown layer kind "lstm" (known: avg-pool, conv, dense`},
 		{[]string{"--model-file", write("typo.yaml", "layers:\n  - {kind: dense, outs: 10}\n")}, "outs"},
 		{[]string{"--model-file", good, "--model", "tfp-cnn"}, "registered architecture"},
 		{[]string{"--model", "resnet"}, "unknown model \"resnet\" (known: " + strings.Join(model.Names(), ", ")},
