@@ -7,22 +7,60 @@
 //
 // # Networks as data
 //
-// A Network is a sequential list of layers (Layers, kinds Kinds(): conv,
-// max-pool, avg-pool, relu, tanh, group-norm, flatten, dense) with an
-// initialisation (InitGlorot, InitTorch, InitZero) and a loss
-// (LossSoftmaxCE, LossSquared); it is a Go value with a JSON and YAML form
-// (ParseNetwork, ReadNetworkFile; unknown fields are errors). New checks it
-// against the spec — kernel, stride and padding ranges, shapes that fit,
-// group counts dividing the channels, a flatten before the first dense
-// layer on images, pooling and group norm only after a convolution (before
-// one, images are in (C, H, W) order), the output size equal to Classes —
-// and says which layer is wrong. Group norm (ε = 1e-5, γ = 1 and β = 0
-// initially whatever the init) normalises each example's group of
-// channels over its positions and has per-channel γ and β, whose exact
-// per-example gradients are Σ ∂ℓ/∂z·x̂ and Σ ∂ℓ/∂z. Flatten only changes
-// the shape bookkeeping: activations are already one row per example, in
-// (H, W, C) order after a convolution and in the input's (C, H, W) order
-// before one.
+// A Network is a sequential list of layers (Layers) with an initialisation
+// (InitGlorot, InitTorch, InitZero) and a loss (LossSoftmaxCE,
+// LossSquared); it is a Go value with a JSON and YAML form (ParseNetwork,
+// ReadNetworkFile; unknown fields are errors). Each layer is a value of its
+// kind's type: Conv, MaxPool, AvgPool, ReLU, Tanh, GroupNorm, Flatten and
+// Dense are built in, and Kinds lists every registered kind. In JSON a
+// layer is {"kind": name, its parameters…}, decoded through the kind
+// registered under that name. New checks the network against the spec —
+// kernel, stride and padding ranges, shapes that fit, group counts
+// dividing the channels, a flatten before the first dense layer on images,
+// pooling and group norm only after a convolution (before one, images are
+// in (C, H, W) order), the output size equal to Classes — and says which
+// layer is wrong. Convolutions and dense layers have a bias unless NoBias
+// ("no_bias": true). Group norm (ε = 1e-5, γ = 1 and β = 0 initially
+// whatever the init) normalises each example's group of channels over its
+// positions and has per-channel γ and β, whose exact per-example gradients
+// are Σ ∂ℓ/∂z·x̂ and Σ ∂ℓ/∂z. Flatten only changes the shape bookkeeping:
+// activations are already one row per example, in (H, W, C) order after a
+// convolution and in the input's (C, H, W) order before one.
+//
+// # Adding a layer kind
+//
+// A layer kind is a type implementing Layer, registered from an init
+// function with RegisterLayer(name, zero value), as image.RegisterFormat
+// registers image formats; a kind of another module works exactly as the
+// built-in ones (see ExampleRegisterLayer, whose "scale" kind is defined in
+// a test of another package). The type's exported fields, with JSON tags,
+// are the layer's parameters in a network description. Its methods:
+//
+//   - Validate checks the parameters alone; errors name the field.
+//   - Resolve(in Shape) checks the input shape (Flat, or an image in CHW
+//     or HWC order) and returns the output shape and the parameter tensors
+//     (Param: a name, a 1- or 2-dimensional shape, and an Init:
+//     KernelInit, BiasInit, ConstInit or one's own, drawing from the
+//     model's initialisation stream). The model lays the tensors out one
+//     after the other in the parameter vector, in layer order.
+//   - Build(*BuildContext) adds the forward op(s) for a chunk of N
+//     examples to the Gorgonia graph, reading the input node and the
+//     parameter nodes the context gives; a layer with parameters must add
+//     the context's zero node E to its output (z = f(a; θ) + e) and return
+//     its gradient rule.
+//   - The rule (ExampleGrads, one per kind, as Opacus's grad samplers)
+//     writes example i's parameter gradient from ∂ℓ/∂z, which the model
+//     obtains by differentiating the loss with respect to E once per chunk,
+//     and from what the layer's op kept from the run (its input, unfolded
+//     patches, normalised values). It may also sum a chunk itself
+//     (BatchGrads); otherwise the model sums its rows. What the rule reads
+//     must be kept by the layer's own op: Gorgonia may reuse the memory of
+//     a value that no later op reads.
+//
+// The package modeltest checks a kind's gradients in a network as the
+// built-in kinds are checked: every row equals the gradient of a batch of
+// one, the rows sum to the batch gradient across chunks, and the rows agree
+// with finite differences.
 //
 // Architectures are registered by name (Register, like database/sql
 // drivers; Names lists them); a Spec names one in Arch, or carries its own
@@ -61,8 +99,8 @@
 //
 // # Parameter order
 //
-// Layers come in order, each as its kernel then its bias (group norm: γ
-// then β). A convolution
+// Layers come in order, each as its kernel then its bias, if it has one
+// (group norm: γ then β; other kinds: their Params in order). A convolution
 // kernel is laid out (out channel, kernel row, kernel column, in channel); a
 // dense kernel (out, in). Images are (C, H, W) per example in Batch.X, but
 // activations after the first convolution are (H, W, C), so flattening for
@@ -81,7 +119,8 @@
 // contract, an op handed a preallocated value of its output's shape writes
 // into it instead (the tape machine hands back the op's own buffer), and
 // tensors are read through tensor.Dense's typed accessors, without unsafe.
-// CNNs are the networks with a convolution. A batch of any size (including
+// CNNs are the networks with an (H, W, C) image, that is with a
+// convolution. A batch of any size (including
 // 0) is cut into large chunks and a remainder of small ones, the last
 // zero-padded and masked out of the loss; the chunks are dealt to the
 // two workers, which run in parallel.

@@ -110,3 +110,19 @@ func (r convGrads) AddBatchGrad(dz, dst []float32) {
 		addRows(dst[nW:], dz, rows)
 	}
 }
+
+// toCHW transposes n examples from (H, W, C) to (C, H, W) layout (the
+// inverse of toHWC).
+func (g *convGeom) toCHW(in []float32, n int, out []float32) {
+	C, HW := g.inC, g.inH*g.inW
+	for e := 0; e < n; e++ {
+		x := in[e*C*HW : (e+1)*C*HW]
+		y := out[e*C*HW : (e+1)*C*HW]
+		for c := 0; c < C; c++ {
+			yc := y[c*HW : (c+1)*HW]
+			for p := range yc {
+				yc[p] = x[p*C+c]
+			}
+		}
+	}
+}

@@ -48,6 +48,14 @@ var customSpecs = []Spec{
 		Flatten{},
 		Dense{Out: 2, NoBias: true},
 	}}},
+	{Arch: "test-conv-no-bias", InputShape: []int{3, 7, 7}, Classes: 3, Network: &Network{Init: InitTorch, Layers: Layers{
+		Conv{Out: 4, Kernel: 3, Stride: 2, Pad: 1, NoBias: true},
+		Tanh{},
+		Conv{Out: 5, Kernel: 2, Stride: 1, NoBias: true},
+		GroupNorm{Groups: 5},
+		Flatten{},
+		Dense{Out: 3},
+	}}},
 	{Arch: "test-mlp", InputShape: []int{2, 3, 3}, Classes: 3, Network: &Network{Init: InitTorch, Layers: Layers{
 		Flatten{},
 		Dense{Out: 7},
@@ -90,7 +98,9 @@ func TestNumParamsCustom(t *testing.T) {
 		// conv 9·6+6, group norm 2·6, dense 54·4+4.
 		"test-instance-norm": 60 + 12 + 220,
 		// conv 4·3·4+4, group norm 2·4, dense 36·2 (no bias).
-		"test-layer-norm":      52 + 8 + 72,
+		"test-layer-norm": 52 + 8 + 72,
+		// conv 3·9·4, conv 4·4·5 (no biases), group norm 2·5, dense 45·3+3.
+		"test-conv-no-bias":    108 + 80 + 10 + 138,
 		"test-mlp":             18*7 + 7 + 7*3 + 3,
 		"test-tanh-regression": 5*4 + 4 + 1,
 	}
@@ -196,7 +206,7 @@ func TestNetworkErrors(t *testing.T) {
 		want  string // in the error
 	}{
 		{"unknown kind", mnist, Network{Layers: Layers{lstm{}}},
-			`unknown layer kind "lstm" (known: avg-pool, conv, dense, flatten, group-norm, max-pool, relu, `},
+			`unknown layer kind "lstm" (known: avg-pool, `},
 		{"nil layer", mnist, Network{Layers: Layers{nil}}, "layer 0 is nil"},
 		{"no layers", mnist, Network{}, "no layers"},
 		{"unknown init", mnist, Network{Init: "he", Layers: Layers{flat, out(10)}}, `unknown init "he"`},
@@ -229,6 +239,10 @@ func TestNetworkErrors(t *testing.T) {
 			}
 		})
 	}
+	// The unknown-kind error lists every registered kind.
+	if _, err := ParseNetwork([]byte(`{"layers": [{"kind": "lstm"}]}`)); err == nil || !strings.Contains(err.Error(), "(known: "+strings.Join(Kinds(), ", ")+")") {
+		t.Errorf("unknown kind: %v, want the list %v", err, Kinds())
+	}
 	// A network of one's own may not take a registered name, and needs one.
 	nw := Network{Layers: Layers{flat, out(10)}}
 	for _, name := range []string{"tfp-cnn", ""} {
@@ -245,7 +259,7 @@ func TestNetworkErrors(t *testing.T) {
 		`{"layers": []}`:                                                         "no layers",
 		`{"layers": [{"kind": "relu", "kernel": 2}]}`:                            `relu: unknown field "kernel"`,
 		`{"layers": [{"kind": "max-pool", "kernel": 2, "stride": 2, "pad": 1}]}`: `max-pool: unknown field "pad"`,
-		`{"layers": [{"kind": "lstm"}]}`:                                         `unknown layer kind "lstm" (known: avg-pool, conv,`,
+		`{"layers": [{"kind": "lstm"}]}`:                                         `unknown layer kind "lstm" (known: avg-pool, `,
 		"layers:\n  - {kind: flatten}\n  - {kind: lstm, out: 3}\n":               `line 3: layer 1: unknown layer kind "lstm"`,
 		`{"layers": [{"out": 10}]}`:                                              "layer 0: layer has no kind",
 		`{"layers": [{"kind": 3}]}`:                                              "layer 0: kind: cannot unmarshal number",
@@ -384,7 +398,7 @@ func unwrapAll(err error) error {
 // TestSpecNetworkIsCopied: changing the caller's network after New, or the
 // one Spec returns, does not change the model's.
 func TestSpecNetworkIsCopied(t *testing.T) {
-	s := customSpecs[3]
+	s := customSpecs[4]
 	nw := s.Network.clone()
 	s.Network = nw
 	m, err := New(s, 1)
@@ -399,5 +413,90 @@ func TestSpecNetworkIsCopied(t *testing.T) {
 	got.Network.Layers[1] = Dense{Out: 98}
 	if m.Spec().Network.Layers[1].(Dense).Out != 7 {
 		t.Error("model's network changed through Spec's result")
+	}
+}
+
+// TestConvNoBias: a convolution without bias computes what the same
+// convolution with a zero bias does, and its per-example gradients are
+// those of that network without the bias entries (up to rounding); the JSON form says
+// "no_bias", and the default (no field) keeps the bias.
+func TestConvNoBias(t *testing.T) {
+	layers := func(noBias bool) Layers {
+		return Layers{Conv{Out: 3, Kernel: 3, Stride: 1, Pad: 1, NoBias: noBias}, Tanh{}, Conv{Out: 2, Kernel: 2, Stride: 2, NoBias: noBias}, Flatten{}, Dense{Out: 4}}
+	}
+	with := Spec{Arch: "with-bias", InputShape: []int{2, 6, 6}, Classes: 4, Network: &Network{Init: InitTorch, Layers: layers(false)}}
+	without := Spec{Arch: "without-bias", InputShape: []int{2, 6, 6}, Classes: 4, Network: &Network{Init: InitTorch, Layers: layers(true)}}
+	mw, err := New(with, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mo := perturbed(t, without, 2)
+	// Copy the kernels into the biased network, with zero biases:
+	// with [k1 (54), b1 (3), k2 (24), b2 (2), dense (54+4)],
+	// without [k1, k2, dense].
+	po := mo.Params()
+	if len(po) != mw.NumParams()-5 {
+		t.Fatalf("%d parameters without biases, %d with", len(po), mw.NumParams())
+	}
+	keep := func(k int) bool { return !(k >= 54 && k < 57 || k >= 81 && k < 83) } // not a conv bias
+	pw := make([]float32, 0, mw.NumParams())
+	j := 0
+	for k := 0; k < mw.NumParams(); k++ {
+		if keep(k) {
+			pw = append(pw, po[j])
+			j++
+		} else {
+			pw = append(pw, 0)
+		}
+	}
+	if err := mw.SetParams(pw); err != nil {
+		t.Fatal(err)
+	}
+	const M = 37
+	b := randomBatch(with, M, rand.New(rand.NewPCG(3, 3)))
+	ow, oo := make([]float32, M*4), make([]float32, M*4)
+	if err := mw.Predict(b.X, M, ow); err != nil {
+		t.Fatal(err)
+	}
+	if err := mo.Predict(b.X, M, oo); err != nil {
+		t.Fatal(err)
+	}
+	// Equal up to rounding: the kernels sit at other offsets of the
+	// parameter vector, which can change the SIMD summation order.
+	for i := range ow {
+		if !closeTo(float64(oo[i]), float64(ow[i]), 1e-5, 1e-6) {
+			t.Fatalf("output %d: %v without bias, %v with a zero bias", i, oo[i], ow[i])
+		}
+	}
+	Pw, Po := mw.NumParams(), mo.NumParams()
+	gw, gobias := make([]float32, M*Pw), make([]float32, M*Po)
+	if err := mw.PerExampleGrads(b, gw, make([]float32, M)); err != nil {
+		t.Fatal(err)
+	}
+	if err := mo.PerExampleGrads(b, gobias, make([]float32, M)); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < M; i++ {
+		j := 0
+		for k := 0; k < Pw; k++ {
+			if !keep(k) {
+				continue
+			}
+			if !closeTo(float64(gobias[i*Po+j]), float64(gw[i*Pw+k]), 1e-4, 1e-6) {
+				t.Fatalf("example %d: gradient of parameter %d: %v without bias, %v with a zero bias", i, j, gobias[i*Po+j], gw[i*Pw+k])
+			}
+			j++
+		}
+	}
+	js, err := json.Marshal(without.Network)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"kind":"conv","out":3,"kernel":3,"stride":1,"pad":1,"no_bias":true}`; !strings.Contains(string(js), want) {
+		t.Errorf("JSON %s lacks %s", js, want)
+	}
+	nw, err := ParseNetwork([]byte(`{"layers": [{"kind": "conv", "out": 3, "kernel": 3, "stride": 1}, {"kind": "flatten"}, {"kind": "dense", "out": 4}]}`))
+	if err != nil || nw.Layers[0].(Conv).NoBias {
+		t.Errorf("conv without no_bias: %+v, %v", nw.Layers[0], err)
 	}
 }

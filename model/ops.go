@@ -99,7 +99,7 @@ type convOp struct {
 	needDA  bool // differentiate w.r.t. a (false for the first layer)
 	bias    bool
 	cols    []float32
-	hwc     []float32 // the input transposed to (H, W, C), if chw
+	hwc     []float32 // the input transposed to (H, W, C), if chw (also the backward op's scratch)
 	wt      []float32 // the kernel transposed to K × outC
 	out     *tensor.Dense
 	outData []float32
@@ -214,6 +214,11 @@ func (o *convBackOp) UsePreallocDo(p G.Value, in ...G.Value) (G.Value, error) {
 	g := o.conv.g
 	K, L, C := g.cols(), g.rows(), g.outC
 	gemm(false, false, o.n*L, K, C, 1, d[0], C, d[1], K, 0, o.conv.dcols, K)
+	if g.chw { // the input was (C, H, W): so is its gradient
+		g.col2im(o.conv.dcols, o.n, o.conv.hwc)
+		g.toCHW(o.conv.hwc, o.n, outData)
+		return out, nil
+	}
 	g.col2im(o.conv.dcols, o.n, outData)
 	return out, nil
 }
