@@ -39,7 +39,7 @@ type Options struct {
 	// Step is the central-difference step h (default 5e-3).
 	Step float64
 	// RelTol and AbsTol bound |g − fd| ≤ AbsTol + RelTol·|fd| (defaults
-	// 2e-2 and 2e-3, for float32 differences).
+	// 5e-3 and 2e-4, for float32 differences).
 	RelTol, AbsTol float64
 }
 
@@ -63,10 +63,10 @@ func (o *Options) defaults(p int) {
 		o.Step = 5e-3
 	}
 	if o.RelTol == 0 {
-		o.RelTol = 2e-2
+		o.RelTol = 5e-3
 	}
 	if o.AbsTol == 0 {
-		o.AbsTol = 2e-3
+		o.AbsTol = 2e-4
 	}
 }
 
