@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"gopkg.in/yaml.v3"
+	G "gorgonia.org/gorgonia"
 )
 
 // customSpecs are small networks of their own that together use every layer
@@ -498,5 +499,61 @@ func TestConvNoBias(t *testing.T) {
 	nw, err := ParseNetwork([]byte(`{"layers": [{"kind": "conv", "out": 3, "kernel": 3, "stride": 1}, {"kind": "flatten"}, {"kind": "dense", "out": 4}]}`))
 	if err != nil || nw.Layers[0].(Conv).NoBias {
 		t.Errorf("conv without no_bias: %+v, %v", nw.Layers[0], err)
+	}
+}
+
+// fakeConv claims the kind of Conv without being a Conv.
+type fakeConv struct{ Tanh }
+
+func (fakeConv) Kind() string { return KindConv }
+
+// withKind is a layer type whose JSON form has a "kind" field.
+type withKind struct {
+	Tanh
+	K string `json:"kind"`
+}
+
+func (withKind) Kind() string { return "with-kind" }
+
+// notObject is a layer type whose JSON form is not an object.
+type notObject int
+
+func (notObject) Kind() string                                         { return "not-object" }
+func (notObject) Validate() error                                      { return nil }
+func (notObject) Resolve(in Shape) (Shape, []Param, error)             { return in, nil, nil }
+func (notObject) Build(c *BuildContext) (*G.Node, ExampleGrads, error) { return c.Input, nil, nil }
+
+// TestRegisterLayer checks RegisterLayer's panics and that a Go value
+// whose type is not the one registered for its kind is rejected.
+func TestRegisterLayer(t *testing.T) {
+	for name, bad := range map[string]func(){
+		"duplicate":       func() { RegisterLayer(KindConv, Conv{}) },
+		"empty":           func() { RegisterLayer("", lstm{}) },
+		"nil":             func() { RegisterLayer("nil-layer", nil) },
+		"kind mismatch":   func() { RegisterLayer("not-lstm", lstm{}) },
+		"kind field":      func() { RegisterLayer("with-kind", withKind{}) },
+		"not an object":   func() { RegisterLayer("not-object", notObject(0)) },
+		"duplicate other": func() { RegisterLayer(KindConv, fakeConv{}) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: RegisterLayer did not panic", name)
+				}
+			}()
+			bad()
+		}()
+	}
+	for _, k := range []string{"", "nil-layer", "not-lstm", "with-kind", "not-object"} {
+		if _, ok := layerKinds.Lookup(k); ok {
+			t.Errorf("kind %q registered by a panicking call", k)
+		}
+	}
+	nw := Network{Layers: Layers{fakeConv{}, Flatten{}, Dense{Out: 10}}}
+	if err := nw.Validate(); err == nil || !strings.Contains(err.Error(), `layer kind "conv" is registered for model.Conv, not model.fakeConv`) {
+		t.Errorf("fake conv: %v", err)
+	}
+	if _, err := json.Marshal(nw); err == nil {
+		t.Error("fake conv encoded")
 	}
 }
