@@ -69,6 +69,9 @@ func TestSpendTracker(t *testing.T) {
 		sigma float64
 	}{{AccountingPLD, 0}, {AccountingPLD, 1.3}, {AccountingRDP, 0}, {AccountingPaper, 0}} {
 		t.Run(fmt.Sprintf("%s-sigma%v", tc.acc, tc.sigma), func(t *testing.T) {
+			if testing.Short() && tc.sigma > 0 {
+				t.Skip("fresh PLD compositions at many steps")
+			}
 			var l *Ledger
 			var err error
 			switch tc.acc {
