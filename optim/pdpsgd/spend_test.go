@@ -154,3 +154,47 @@ func TestSpendTracker(t *testing.T) {
 		})
 	}
 }
+
+// TestCalibrationOrderIrrelevant plans the same rounds on PLD ledgers whose
+// budget groups come in opposite orders (so calibrate asks them in
+// different orders, and with different floors): σ is the same bit for bit,
+// which is what lets calibrationOrder ask the π = 1 groups first.
+func TestCalibrationOrderIrrelevant(t *testing.T) {
+	const n, h = 400, 1e-3
+	up := make([]Budget, n)
+	down := make([]Budget, n)
+	for i := range up {
+		e := []float64{0.5, 0.6, 0.7, 0.8, 0.9, 1}[i%6]
+		up[i], down[n-1-i] = Budget{Epsilon: e, Delta: 1e-5}, Budget{Epsilon: e, Delta: 1e-5}
+	}
+	for _, loss := range []Loss{{W1: 0.7, W2: 0.3}, {Adaptive: true}} {
+		a, err := NewPLDLedger(up, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := NewPLDLedger(down, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for round := 0; round < 2; round++ {
+			req := PlanRequest{Q: 0.02, Steps: 80, Loss: loss}
+			ra, err := a.Plan(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rb, err := b.Plan(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ra.Sigma != rb.Sigma || ra.Tau != rb.Tau {
+				t.Errorf("%+v round %d: σ %v (τ %v) in one order, %v (τ %v) in the other", loss, round+1, ra.Sigma, ra.Tau, rb.Sigma, rb.Tau)
+			}
+			if err := a.Charge(ra); err != nil {
+				t.Fatal(err)
+			}
+			if err := b.Charge(rb); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
