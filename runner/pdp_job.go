@@ -54,6 +54,13 @@ type PDPReport struct {
 	// EnsembleWeights are τ_T·|D_T| of pdp-adapdp's rounds.
 	EnsembleWeights []float64 `json:"ensemble_weights,omitempty"`
 	Ledger          string    `json:"ledger"`
+	// Skipped says why pdp-sgd's noise guard skipped a round and ended the
+	// run (stopped_by "noise-guard").
+	Skipped string `json:"skipped,omitempty"`
+	// StepEpsilonSeconds is the part of the summary's accounting_seconds
+	// spent on the per-step ε of metrics.jsonl (the rest plans and charges
+	// the rounds).
+	StepEpsilonSeconds float64 `json:"step_epsilon_seconds,omitempty"`
 }
 
 // pdpSummary is summary.json of a personalized-DP run.
@@ -84,6 +91,14 @@ type pdpState struct {
 	// inside a round resumes at its next step. Its ledger charge is made
 	// only when the round completes.
 	Round *pdpProgress `json:"round,omitempty"`
+
+	// Skipped says why the noise guard skipped a round (StoppedBy
+	// "noise-guard"). AcctSecs is the time spent planning and charging
+	// rounds, StepEpsSecs the time spent on the per-step ε of the log
+	// (pdp_epsilon.go).
+	Skipped     string  `json:"skipped,omitempty"`
+	AcctSecs    float64 `json:"accounting_seconds,omitempty"`
+	StepEpsSecs float64 `json:"step_epsilon_seconds,omitempty"`
 }
 
 // pdpProgress is a round in progress: its plan (re-derived on resume from
@@ -319,13 +334,21 @@ func (j *pdpJob) round(ctx context.Context, metrics *runLogs, bar stepProgress) 
 	begin := time.Now()
 	R := j.st.NextRound
 	prog := j.st.Round
+	t0 := time.Now()
 	plan, err := j.plan()
+	j.st.AcctSecs += time.Since(t0).Seconds()
 	if prog == nil && (errors.Is(err, pdpsgd.ErrExhausted) || err == nil && plan.Steps == 0) {
 		j.st.StoppedBy = "budget"
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("round %d: %w", R+1, err)
+	}
+	if prog == nil {
+		if skip, err := j.noiseGuard(metrics, plan); skip || err != nil {
+			j.st.StoppedBy = "noise-guard"
+			return err
+		}
 	}
 	if prog != nil && (plan.Tau != prog.Tau || plan.Sigma != prog.Sigma || plan.Steps != prog.Steps) {
 		return fmt.Errorf("resume: round %d re-planned as τ = %v, σ = %v, %d steps, but the checkpoint recorded τ = %v, σ = %v, %d steps", R+1, plan.Tau, plan.Sigma, plan.Steps, prog.Tau, prog.Sigma, prog.Steps)
@@ -385,6 +408,10 @@ func (j *pdpJob) round(ctx context.Context, metrics *runLogs, bar stepProgress) 
 			return err
 		}
 	}
+	spend, err := newPDPSpend(j.st.Ledger, plan, prog.Start, &j.st.StepEpsSecs)
+	if err != nil {
+		return fmt.Errorf("round %d: %w", R+1, err)
+	}
 	end := prog.Start + plan.Steps
 	for step := j.st.NextStep; step < end; step++ {
 		if err := ctx.Err(); err != nil {
@@ -402,11 +429,12 @@ func (j *pdpJob) round(ctx context.Context, metrics *runLogs, bar stepProgress) 
 		prog.Examples += int64(res.BatchSize)
 		prog.LastLoss = res.Loss
 		j.st.NextStep = step + 1
-		if err := metrics.Step(res); err != nil {
-			return err
+		b, err := spend.logStep(metrics, res)
+		if err != nil {
+			return fmt.Errorf("round %d: %w", R+1, err)
 		}
 		if bar != nil {
-			bar.Describe(fmt.Sprintf("%s round %d/%d loss %.3f", j.cfg.Method, R+1, j.st.Rounds, res.Loss))
+			bar.Describe(fmt.Sprintf("%s round %d/%d loss %.3f ε %.3f (%s, group ε_i %.3g)", j.cfg.Method, R+1, j.st.Rounds, res.Loss, b.Epsilon, b.Accounting, b.Group.Epsilon))
 			bar.Add(1)
 		}
 		if ce := j.cfg.CheckpointEvery; ce > 0 && (step+1)%ce == 0 && step+1 < end {
@@ -420,9 +448,11 @@ func (j *pdpJob) round(ctx context.Context, metrics *runLogs, bar stepProgress) 
 	}
 	// Charge the ledger: it refuses (and the run stops) if any example would
 	// exceed its budget.
+	t0 = time.Now()
 	if err := j.st.Ledger.Charge(plan); err != nil {
 		return err
 	}
+	j.st.AcctSecs += time.Since(t0).Seconds()
 	acc, err := Accuracy(j.model, j.test.X, j.test.Labels, j.test.Dim())
 	if err != nil {
 		return err
@@ -510,9 +540,10 @@ func (j *pdpJob) finish() (*Summary, error) {
 	if s.WallSeconds > 0 {
 		s.ExamplesPerSecond = float64(s.Examples) / s.WallSeconds
 	}
+	s.AccountingSeconds = j.st.AcctSecs + j.st.StepEpsSecs
 	s.Bounds, s.BoundAtOrder = boundsUsed(j.acct, g.WorstOrder)
 	rep := PDPReport{Method: j.cfg.Method, Budgets: j.budgetsDesc, Rounds: j.st.Reports,
-		Iterations: j.st.NextStep, Guarantee: g, Ledger: ledgerCSV}
+		Iterations: j.st.NextStep, Guarantee: g, Ledger: ledgerCSV, Skipped: j.st.Skipped, StepEpsilonSeconds: j.st.StepEpsSecs}
 	if j.cfg.Method == "pdp-adapdp" {
 		models := make([]model.Model, len(j.st.RoundModels))
 		for i, name := range j.st.RoundModels {

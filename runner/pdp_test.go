@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"encoding/csv"
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -83,20 +84,27 @@ func TestPDPMethodsOnMNIST(t *testing.T) {
 	for _, tc := range []struct {
 		method, loss, accounting string
 		rounds                   int
+		noGuard                  bool
 	}{
-		{"pdp-dpsgd", "fixed", "rdp", 1},
-		{"pdp-sampling", "fixed", "rdp", 1},
-		{"pdp-adapdp", "fixed", "rdp", 2},
-		{"pdp-sgd", "fixed", "rdp", 2},
-		{"pdp-sgd", "adaptive", "rdp", 2},
-		{"pdp-sgd", "fixed", "paper", 2},
-		{"pdp-dpsgd", "fixed", "", 1}, // the default: pld
-		{"pdp-adapdp", "fixed", "pld", 2},
-		{"pdp-sgd", "fixed", "pld", 2},
+		{"pdp-dpsgd", "fixed", "rdp", 1, false},
+		{"pdp-sampling", "fixed", "rdp", 1, false},
+		{"pdp-adapdp", "fixed", "rdp", 2, false},
+		{"pdp-sgd", "fixed", "rdp", 2, false},
+		// loss_a leaves round 2 the largest budget group alone (5% of the
+		// examples): the noise guard skips it (TestPDPNoiseGuard); without
+		// the guard, round 2 is trained.
+		{"pdp-sgd", "adaptive", "rdp", 2, true},
+		{"pdp-sgd", "fixed", "paper", 2, false},
+		{"pdp-dpsgd", "fixed", "", 1, false}, // the default: pld
+		{"pdp-adapdp", "fixed", "pld", 2, false},
+		{"pdp-sgd", "fixed", "pld", 2, false},
 	} {
 		t.Run(tc.method+"-"+tc.loss+"-"+tc.accounting, func(t *testing.T) {
 			c := pdpRun(tc.method, filepath.Join(dir, tc.method+tc.loss+tc.accounting))
 			c.PDP.ThresholdLoss, c.PDP.Accounting = tc.loss, tc.accounting
+			if tc.noGuard {
+				c.PDP.NoiseGuard = 0
+			}
 			if tc.method == "pdp-sampling" {
 				c.PDP.BudgetsFile = budgetFile
 			}
@@ -125,6 +133,7 @@ func TestPDPMethodsOnMNIST(t *testing.T) {
 				(g.Accounting == "pld") != strings.Contains(g.Statement, "privacy loss distributions") {
 				t.Errorf("%q accounting: the guarantee says %q: %s", tc.accounting, g.Accounting, g.Statement)
 			}
+			checkPDPMetrics(t, c.Out, s.Epsilon, string(g.Accounting))
 			var maxSpent float64
 			for _, r := range rows {
 				maxSpent = math.Max(maxSpent, r[3+tc.rounds])
@@ -163,6 +172,115 @@ func TestPDPMethodsOnMNIST(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// checkPDPMetrics checks the step lines of a personalized run's
+// metrics.jsonl: every step has the ledger's ε (named accountant), which
+// never decreases over the run, and the last step's equals the summary's ε
+// (the ledger's largest spend) bit for bit.
+func checkPDPMetrics(t *testing.T, dir string, eps float64, accounting string) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, metricsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last *pdpStepRecord
+	steps := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var rec struct {
+			pdpStepRecord
+			Epsilon *float64 `json:"epsilon"`
+			Loss    *float64 `json:"loss"`
+			Round   int      `json:"round"`
+		}
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatal(err)
+		}
+		if rec.Round != 0 {
+			continue // a round's header, result or skip record
+		}
+		if rec.Epsilon != nil || rec.Loss != nil {
+			t.Fatalf("step line with the trainer's ε or the loss: %s", line)
+		}
+		if rec.Step != steps || rec.Accountant != accounting || !(rec.EpsilonSpentMax > 0) || !(rec.Group > 0) ||
+			(accounting == "pld") != (rec.EpsilonSteps > rec.Step) || last != nil && rec.EpsilonSpentMax < last.EpsilonSpentMax {
+			t.Fatalf("step line %d: %s (previous %+v)", steps, line, last)
+		}
+		r := rec.pdpStepRecord
+		last = &r
+		steps++
+	}
+	if last == nil || last.EpsilonSpentMax != eps {
+		t.Errorf("last step line %+v, summary ε %v", last, eps)
+	}
+}
+
+// TestPDPNoiseGuard runs adaptive PDP-SGD (loss_a) with the pdp-mnist
+// preset's noise guard: round 1 puts τ_1 at the second-largest budget, so
+// round 2 would train the largest budget group alone (3,000 of 60,000
+// examples) at a noise per expected participant far above round 1's. The
+// guard skips it: the run ends after round 1 (stopped by the guard, which
+// the summary and metrics.jsonl explain), the ledger charged one round and
+// the largest group keeps its unspent budget.
+func TestPDPNoiseGuard(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains a CNN on MNIST")
+	}
+	for _, acc := range []string{"pld", "rdp"} {
+		t.Run(acc, func(t *testing.T) {
+			c := pdpRun("pdp-sgd", filepath.Join(t.TempDir(), "run"))
+			c.PDP.ThresholdLoss, c.PDP.Accounting = "adaptive", acc
+			c.PLDInterval = 1e-3 // a coarser certified grid: the test is about the guard
+			if c.PDP.NoiseGuard != 4 {
+				t.Fatalf("preset noise guard %v, want 4", c.PDP.NoiseGuard)
+			}
+			s, err := Train(context.Background(), c, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sum pdpSummary
+			if err := readJSON(filepath.Join(c.Out, summaryFile), &sum); err != nil {
+				t.Fatal(err)
+			}
+			if s.StoppedBy != "noise-guard" || s.Steps != 4 || len(sum.PDP.Rounds) != 1 || !strings.Contains(sum.PDP.Skipped, "round 2: noise per expected participant") {
+				t.Fatalf("stopped by %q after %d steps, %d rounds, skipped %q", s.StoppedBy, s.Steps, len(sum.PDP.Rounds), sum.PDP.Skipped)
+			}
+			rows := readLedger(t, c.Out, 1)
+			for _, r := range rows {
+				// index, ε_i, δ_i, round 1, spent, unused, retired
+				if r[1] == 1 && !(r[5] > 0.02 && r[6] == 0) {
+					t.Fatalf("largest budget group: %v (want budget left, not retired)", r)
+				}
+			}
+			checkPDPMetrics(t, c.Out, s.Epsilon, acc)
+			data, err := os.ReadFile(filepath.Join(c.Out, metricsFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(data), `"skipped":"noise-guard"`) {
+				t.Error("metrics.jsonl does not record the skipped round")
+			}
+			// Resuming the finished run does not train the skipped round.
+			again, err := Train(context.Background(), c, Options{Resume: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if again.Steps != 4 || again.StoppedBy != "noise-guard" || again.Epsilon != s.Epsilon {
+				t.Errorf("resumed: %d steps, stopped by %q, ε %v", again.Steps, again.StoppedBy, again.Epsilon)
+			}
+		})
+	}
+	// Off for other methods.
+	c := pdpRun("pdp-dpsgd", "x")
+	c.PDP.NoiseGuard = 4
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "pdp-sgd only") {
+		t.Errorf("noise guard on pdp-dpsgd: %v", err)
+	}
+	c = pdpRun("pdp-sgd", "x")
+	c.PDP.NoiseGuard = 0.5
+	if err := c.Validate(); err == nil {
+		t.Error("noise guard 0.5 accepted")
 	}
 }
 

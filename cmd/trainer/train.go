@@ -64,7 +64,11 @@ func runTrainFrom(args []string, base runner.TrainConfig, stdout, stderr io.Writ
 		sum.Method, sum.Dataset, sum.Model, sum.Steps, sum.StoppedBy, sum.ExamplesPerSecond)
 	fmt.Fprintf(stdout, "test accuracy: %.2f%%\n", 100*sum.TestAccuracy)
 	if sum.Delta > 0 {
-		if sum.Accountant == "pld" {
+		if sum.Guarantee != "" {
+			// Personalized: ε is the ledger's largest per-example spend,
+			// by the accounting the guarantee below names.
+			fmt.Fprintf(stdout, "privacy: (ε, δ) = (%.4f, %g), the largest per-example spend in the ledger (see the personalized guarantee)\n", sum.Epsilon, sum.Delta)
+		} else if sum.Accountant == "pld" {
 			fmt.Fprintf(stdout, "privacy: (ε, δ) = (%.4f, %g) by the PLD accountant (certified upper bound; optimistic estimate %.4f; interval %g)\n",
 				sum.Epsilon, sum.Delta, sum.EpsilonOptimistic, sum.PLDInterval)
 		} else {

@@ -20,5 +20,6 @@ func addPDPFlags(fs *flag.FlagSet, c *runner.PDPConfig) {
 	fs.Float64Var(&c.BudgetMin, "budget-min", c.BudgetMin, "PDP generated budgets: smallest ε")
 	fs.Float64Var(&c.BudgetMax, "budget-max", c.BudgetMax, "PDP generated budgets: largest ε")
 	fs.StringVar(&c.Accounting, "pdp-accounting", c.Accounting, "PDP accounting: pld (per-example PLD accountant, personalized Poisson rates in every step; --pld-interval) | rdp (the same on per-example RDP) | paper (Theorem 4.2 per round with D_R drawn once per round + Theorem 4.3 across rounds, δ_R = δ/k)")
+	fs.Float64Var(&c.NoiseGuard, "noise-guard", c.NoiseGuard, "pdp-sgd: skip a round (and end the run) whose noise per expected participant σ/(q·Σπ) exceeds this many times the first round's; 0: off (the pdp-* presets: 4)")
 	fs.Float64Var(&c.BudgetK, "budget-k", c.BudgetK, "PDP generated budgets: skew k of counts ∝ c1·e^{kε}+c2 (0: uniform; ±0.2 use the paper's constants)")
 }

@@ -3,20 +3,28 @@ package grid
 import "testing"
 
 // TestPDPTableKeysStable pins the cell keys (run directories) of the rdp and
-// paper cells of the PDP table: they were computed by the code before the
-// pld accounting existed (commit 10ea005), so grids started then resume
-// into the same directories. A pld cell gets a key of its own.
+// paper cells of the PDP table that the noise guard does not touch: they
+// were computed by the code before the pld accounting existed (commit
+// 10ea005), so grids started then resume into the same directories. A pld
+// cell gets a key of its own. The pdp-sgd cells (noise guard, pdp.noise_guard
+// in their configuration) must NOT keep their old keys: a result computed
+// without the guard must never be reused for the guarded method.
 func TestPDPTableKeysStable(t *testing.T) {
 	want := map[[3]string]string{
-		{"mnist", "rdp", "pdp-dpsgd"}:                "41778268b48701bc",
-		{"mnist", "rdp", "pdp-sampling"}:             "a132a4b6f3c7684c",
-		{"mnist", "rdp", "pdp-adapdp"}:               "4dbf54be8e712c62",
+		{"mnist", "rdp", "pdp-dpsgd"}:            "41778268b48701bc",
+		{"mnist", "rdp", "pdp-sampling"}:         "a132a4b6f3c7684c",
+		{"mnist", "rdp", "pdp-adapdp"}:           "4dbf54be8e712c62",
+		{"fashion-mnist", "rdp", "pdp-dpsgd"}:    "a7dbdecc2e2dd13c",
+		{"fashion-mnist", "paper", "pdp-adapdp"}: "0c3f3ae81d0ed755",
+	}
+	// Keys of pdp-sgd cells before the noise guard (rdp and paper since
+	// 10ea005, pld since 3f2da38).
+	old := map[[3]string]string{
 		{"mnist", "rdp", "pdp-sgd-fixed"}:            "a1aa040bd90399a7",
 		{"mnist", "rdp", "pdp-sgd-adaptive"}:         "5b8378afa15dc98f",
+		{"mnist", "pld", "pdp-sgd-adaptive"}:         "1d56aa0e7a27a3a3",
 		{"mnist", "paper", "pdp-sgd-fixed"}:          "60dc94568198f2b0",
-		{"fashion-mnist", "rdp", "pdp-dpsgd"}:        "a7dbdecc2e2dd13c",
 		{"fashion-mnist", "rdp", "pdp-sgd-adaptive"}: "9818278683fe990d",
-		{"fashion-mnist", "paper", "pdp-adapdp"}:     "0c3f3ae81d0ed755",
 	}
 	g, err := PDPTable{Presets: []string{"pdp-mnist", "pdp-fashion-mnist"}, Methods: PDPMethods(),
 		Accountings: []string{"pld", "rdp", "paper"}, Seeds: []uint64{1}, Epochs: 25, Rounds: 2}.Grid()
@@ -35,6 +43,12 @@ func TestPDPTableKeysStable(t *testing.T) {
 		}
 		seen[k] = true
 		row := [3]string{c.Row[0], c.Row[1], c.Row[2]}
+		if o, ok := old[row]; ok && k == o {
+			t.Errorf("%v: key %s is the one it had before the noise guard", c.Row, k)
+		}
+		if guarded := c.Config.Method == "pdp-sgd"; guarded != (c.Config.PDP.NoiseGuard == 4) {
+			t.Errorf("%v: noise guard %v", c.Row, c.Config.PDP.NoiseGuard)
+		}
 		if w, ok := want[row]; ok {
 			found++
 			if k != w {

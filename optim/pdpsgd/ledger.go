@@ -372,7 +372,8 @@ func (l *Ledger) calibrate(r Round) (float64, error) {
 	// and the same rate, cap and δ now ask the same question (their
 	// histories are equal): one calibration answers all of them.
 	asked := map[string]bool{}
-	for k, c := range l.classes {
+	for _, k := range l.calibrationOrder(r) {
+		c := l.classes[k]
 		if r.Rates[k] == 0 || l.acc == AccountingPaper {
 			continue
 		}
@@ -425,6 +426,26 @@ func (l *Ledger) calibrate(r Round) (float64, error) {
 		}
 		sigma += privacy.CalibrationTolerance
 	}
+}
+
+// calibrationOrder is the order in which calibrate asks the classes: under
+// AccountingPLD the highest rate π first (ties: ledger order), else ledger
+// order. The σ a class needs does not depend on the floor when the floor
+// does not meet its cap (the calibrator then searches from scratch), and a
+// floor that meets it is returned as is, so the maximum over the classes is
+// the same in any order; the order only decides how many classes need a
+// search rather than a single check of the floor. On PLD the classes at
+// π = 1 usually bind (no conversion floor: they spend exactly τ_R), so
+// asking them first leaves one cheap check to every other class.
+func (l *Ledger) calibrationOrder(r Round) []int {
+	order := make([]int, len(l.classes))
+	for k := range order {
+		order[k] = k
+	}
+	if l.acc == AccountingPLD {
+		sort.SliceStable(order, func(a, b int) bool { return r.Rates[order[a]] > r.Rates[order[b]] })
+	}
+	return order
 }
 
 // requestKey identifies class k's calibration question in round r: its
