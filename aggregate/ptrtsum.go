@@ -42,6 +42,9 @@ type PTRTSum struct {
 	s         scratch
 	sorted    []float64
 	sec       *secureRelease
+	// tests and passed count the tests this instance ran and passed
+	// (Summarizer, Stateful).
+	tests, passed int
 }
 
 // CheckPTRTau is the one statement of the proposed sensitivity's range for
@@ -163,6 +166,7 @@ func (a *PTRTSum) Aggregate(g Grads, rng *rand.Rand, out []float32) (Report, err
 	}
 	addNoise(out, std, rng)
 	rep.Diagnostics = d
+	a.count(d.Branch)
 	return rep, nil
 }
 
@@ -181,6 +185,7 @@ func (a *PTRTSum) secureAggregate(g Grads, rng *rand.Rand, out []float32) (Repor
 		d.Branch = PTRFailed
 		rep.Diagnostics = d
 		a.sec.release(g, nil, a.sec.noise, rng, out)
+		a.count(d.Branch)
 		return rep, nil
 	}
 	d.Branch = PTRPassed
@@ -188,5 +193,6 @@ func (a *PTRTSum) secureAggregate(g Grads, rng *rand.Rand, out []float32) (Repor
 	kept := max(g.M-a.f, 0)
 	rep.Trimmed = g.M - kept
 	a.sec.release(g, a.s.idx[kept:], a.sec.pass, rng, out)
+	a.count(d.Branch)
 	return rep, nil
 }

@@ -204,6 +204,13 @@ func NewTrainer(cfg Config) (*Trainer, error) {
 	if !(cfg.LR > 0) || math.IsInf(cfg.LR, 0) {
 		return nil, fmt.Errorf("optim: learning rate must be finite and > 0, got %v", cfg.LR)
 	}
+	if b, ok := cfg.Policy.(interface {
+		Bind(aggregate.Aggregator) error
+	}); ok {
+		if err := b.Bind(cfg.Aggregator); err != nil {
+			return nil, fmt.Errorf("optim: policy: %w", err)
+		}
+	}
 	if v, ok := cfg.Policy.(interface{ Validate() error }); ok {
 		if err := v.Validate(); err != nil {
 			return nil, fmt.Errorf("optim: policy: %w", err)

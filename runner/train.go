@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -83,20 +84,44 @@ type checkpoint struct {
 	NextStep   int             `json:"next_step"`
 	ModelFile  string          `json:"model_file"`
 	Accountant json.RawMessage `json:"accountant,omitempty"`
-	TrimLevel  int             `json:"trim_level"`
-	PTRTests   int             `json:"ptr_tests"`
-	PTRPassed  int             `json:"ptr_passed"`
-	Examples   int64           `json:"examples"`
-	TrainSecs  float64         `json:"train_seconds"`
-	LastLoss   float64         `json:"last_loss"`
+	// Rule is the aggregation rule's state (aggregate.Stateful), e.g. the
+	// trim level F of tsum and ptr-tsum and ptr-tsum's test counts.
+	Rule      json.RawMessage `json:"rule,omitempty"`
+	Examples  int64           `json:"examples"`
+	TrainSecs float64         `json:"train_seconds"`
+	LastLoss  float64         `json:"last_loss"`
 	// PDP is the personalized-DP state (pdpState) of pdp-* runs.
 	PDP json.RawMessage `json:"pdp,omitempty"`
 	// Bound maps each piece the checkpoint binds to its SHA-256 (runstate.go).
 	Bound map[string]string `json:"sha256"`
+
+	// Version 2 held the rule's state at the top level; it is read into
+	// Rule (upgrade) and never written.
+	V2TrimLevel int `json:"trim_level,omitempty"`
+	V2PTRTests  int `json:"ptr_tests,omitempty"`
+	V2PTRPassed int `json:"ptr_passed,omitempty"`
 }
 
-// checkpointVersion 2 binds its pieces by SHA-256 and holds the PDP state.
-const checkpointVersion = 2
+// checkpointVersion 2 binds its pieces by SHA-256 and holds the PDP state;
+// version 3 holds the rule's state under "rule".
+const checkpointVersion = 3
+
+// upgrade reads a version-2 checkpoint as version 3: its top-level trim
+// level and PTR test counts are the state of the rule (tsum, ptr-tsum)
+// under the keys the rule reads (aggregate.Stateful); rules without state
+// ignore it.
+func (ck *checkpoint) upgrade() error {
+	if ck.Version != 2 {
+		return nil
+	}
+	rule, err := json.Marshal(map[string]int{"trim_level": ck.V2TrimLevel, "ptr_tests": ck.V2PTRTests, "ptr_passed": ck.V2PTRPassed})
+	if err != nil {
+		return err
+	}
+	ck.Version, ck.Rule = checkpointVersion, rule
+	ck.V2TrimLevel, ck.V2PTRTests, ck.V2PTRPassed = 0, 0, 0
+	return nil
+}
 
 // Options controls a run's side effects.
 type Options struct {
@@ -200,7 +225,6 @@ type sgdJob struct {
 	acct      privacy.PrivacyAccountant
 	acctTime  time.Duration
 	corrupted int
-	ck        checkpoint
 }
 
 func buildJob(cfg TrainConfig, resume *checkpoint) (*sgdJob, error) {
@@ -209,9 +233,6 @@ func buildJob(cfg TrainConfig, resume *checkpoint) (*sgdJob, error) {
 		return nil, err
 	}
 	j := &sgdJob{runBase: b}
-	if resume != nil {
-		j.ck = *resume
-	}
 
 	gradCorruption, n, err := applyCorruption(cfg, j.train)
 	if err != nil {
@@ -239,9 +260,15 @@ func buildJob(cfg TrainConfig, resume *checkpoint) (*sgdJob, error) {
 	if err := j.buildAggregator(cfg); err != nil {
 		return nil, err
 	}
-	if resume != nil {
-		if tr, ok := j.agg.(aggregate.Trimmer); ok {
-			tr.SetTrimLevel(resume.TrimLevel)
+	if err := addRuleSummary(&Summary{}, j.agg); err != nil {
+		return nil, err
+	}
+	if st, ok := j.agg.(aggregate.Stateful); ok && resume != nil {
+		if len(resume.Rule) == 0 {
+			return nil, fmt.Errorf("resume %s: the checkpoint holds no state of rule %s", cfg.Out, j.agg.Name())
+		}
+		if err := st.UnmarshalState(resume.Rule); err != nil {
+			return nil, fmt.Errorf("resume %s: %w", cfg.Out, err)
 		}
 	}
 
@@ -262,7 +289,6 @@ func buildJob(cfg TrainConfig, resume *checkpoint) (*sgdJob, error) {
 		pol := &optim.PTRPolicy{LRFail: cfg.LRFail, LRPass: cfg.LRPass}
 		if cfg.DynamicF {
 			pol.Trim = &optim.TrimController{Rate: cfg.DynamicRate, Batch: j.expected, IncreaseOnPass: cfg.DynamicIncreaseOnPass}
-			pol.Rule = j.agg.(aggregate.Trimmer)
 		}
 		tc.Policy = pol
 	}
@@ -405,16 +431,7 @@ func (j *sgdJob) begin(int, *runLogs) (string, error) {
 
 func (j *sgdJob) step(step int) (optim.StepResult, error) { return j.trainer.Step(step) }
 
-// end counts the PTR tests.
-func (j *sgdJob) end(_ int, res optim.StepResult, _ *runLogs) (bool, error) {
-	if o := ptrOutcome(res); o != aggregate.NoPTRTest {
-		j.ck.PTRTests++
-		if o == aggregate.PTRPassed {
-			j.ck.PTRPassed++
-		}
-	}
-	return false, nil
-}
+func (j *sgdJob) end(int, optim.StepResult, *runLogs) (bool, error) { return false, nil }
 
 func (j *sgdJob) describe(res optim.StepResult) string {
 	// The console is the operator's: the loss is shown there.
@@ -427,25 +444,23 @@ func (j *sgdJob) describe(res optim.StepResult) string {
 
 func (j *sgdJob) where(step int) string { return fmt.Sprintf("at step %d", step) }
 
-// save records the PTR test counts and the rule's trim level.
+// save records the rule's state.
 func (j *sgdJob) save(ck *checkpoint) error {
-	ck.PTRTests, ck.PTRPassed = j.ck.PTRTests, j.ck.PTRPassed
-	if tr, ok := j.agg.(aggregate.Trimmer); ok {
-		ck.TrimLevel = tr.TrimLevel()
+	if st, ok := j.agg.(aggregate.Stateful); ok {
+		var err error
+		if ck.Rule, err = st.MarshalState(); err != nil {
+			return fmt.Errorf("checkpoint: rule %s: %w", j.agg.Name(), err)
+		}
 	}
 	return nil
 }
 
-// finish adds the PTR statistics, the test accuracy and the (ε, δ) report,
-// and saves the final model.
+// finish adds the rule's statistics, the test accuracy and the (ε, δ)
+// report, and saves the final model.
 func (j *sgdJob) finish(s *Summary) (pub, full any, err error) {
 	s.CorruptedExamples = j.corrupted
-	s.PTRTests, s.PTRPassed = j.ck.PTRTests, j.ck.PTRPassed
-	if s.PTRTests > 0 {
-		s.PTRPassRate = float64(s.PTRPassed) / float64(s.PTRTests)
-	}
-	if tr, ok := j.agg.(aggregate.Trimmer); ok {
-		s.FinalF = tr.TrimLevel()
+	if err := addRuleSummary(s, j.agg); err != nil {
+		return nil, nil, err
 	}
 	if j.acct != nil && j.acct.Steps() > 0 {
 		t0 := time.Now()
@@ -475,8 +490,27 @@ func (j *sgdJob) finish(s *Summary) (pub, full any, err error) {
 	return publicSummary(*s), s, nil
 }
 
+// addRuleSummary sets the summary fields the rule reports
+// (aggregate.Summarizer); a field the summary does not have is an error.
+func addRuleSummary(s *Summary, rule aggregate.Aggregator) error {
+	sm, ok := rule.(aggregate.Summarizer)
+	if !ok {
+		return nil
+	}
+	data, err := json.Marshal(sm.Summary())
+	if err != nil {
+		return fmt.Errorf("rule %s: summary: %w", rule.Name(), err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(s); err != nil {
+		return fmt.Errorf("rule %s: its summary does not fit the run's summary: %w", rule.Name(), err)
+	}
+	return nil
+}
+
 // ptrOutcome is the PTR test's outcome of a step (NoPTRTest for rules
-// without one), for the summary's test counts.
+// without one), for the run audit's counts.
 func ptrOutcome(r optim.StepResult) aggregate.PTROutcome {
 	if d, ok := r.Rule.(aggregate.PTRDiagnostics); ok {
 		return d.Branch
