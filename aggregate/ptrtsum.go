@@ -35,6 +35,7 @@ import (
 // and the branches are released on the integer grid with discrete Gaussian
 // noise (see secureRelease); the step is privacy.PTRDiscrete.
 type PTRTSum struct {
+	clipNorm
 	cfg       Config
 	mech      privacy.PTR
 	f         int
@@ -78,7 +79,7 @@ func newPTRTSum(cfg Config) (Aggregator, error) {
 	if err := mech.Validate(); err != nil {
 		return nil, err
 	}
-	a := &PTRTSum{cfg: cfg, mech: mech, f: cfg.F, threshold: cfg.B * math.Log(1/(2*cfg.Delta0))}
+	a := &PTRTSum{clipNorm: clipNorm(cfg.ClipNorm), cfg: cfg, mech: mech, f: cfg.F, threshold: cfg.B * math.Log(1/(2*cfg.Delta0))}
 	if cfg.Secure {
 		var err error
 		if a.sec, err = newSecure(cfg, true); err != nil {

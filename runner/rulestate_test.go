@@ -8,15 +8,13 @@ import (
 	"testing"
 )
 
-// ptrRun is a short TSGD+PTR run with dynamic F on MNIST with logistic
-// regression, tuned so that tests both pass and fail.
+// ptrRun is quickRun as TSGD+PTR with dynamic F, tuned so that tests both
+// pass and fail.
 func ptrRun(out string) TrainConfig {
-	c := TrainDefaults()
-	c.Method, c.Model, c.Dataset = "tsgd-ptr", "logreg", "mnist"
-	c.TargetEpsilon, c.DynamicF = 0, true
-	c.BatchSize, c.ClipNorm, c.Tau, c.LaplaceB, c.LRFail, c.LRPass = 128, 20, 10, 0.3, 0.1, 0.2
-	c.Epochs, c.Steps, c.CheckpointEvery = 0, 14, 5
-	c.Out, c.Seed, c.ReproducibleNoise = out, 7, true
+	c := quickRun(out)
+	c.Method, c.DynamicF, c.ReproducibleNoise = "tsgd-ptr", true, true
+	c.BatchSize, c.ClipNorm, c.Tau, c.LaplaceB, c.LR, c.LRFail, c.LRPass = 128, 20, 10, 0.3, 0.15, 0.1, 0.2
+	c.Steps, c.CheckpointEvery = 14, 5
 	return c
 }
 
@@ -77,16 +75,7 @@ func TestRuleStateResume(t *testing.T) {
 				t.Errorf("resumed: %d of %d passed (rate %v), final F %d, ε %v; uninterrupted: %d of %d (rate %v), final F %d, ε %v",
 					got.PTRPassed, got.PTRTests, got.PTRPassRate, got.FinalF, got.Epsilon, want.PTRPassed, want.PTRTests, want.PTRPassRate, want.FinalF, want.Epsilon)
 			}
-			pw, pg := readParams(t, filepath.Join(full.Out, finalModel)), readParams(t, filepath.Join(part.Out, finalModel))
-			for i := range pw {
-				if pw[i] != pg[i] {
-					t.Fatalf("parameter %d: resumed %v, uninterrupted %v", i, pg[i], pw[i])
-				}
-			}
-			lw, lg := readLines(t, filepath.Join(full.Out, metricsFile)), readLines(t, filepath.Join(part.Out, metricsFile))
-			if strings.Join(lw, "\n") != strings.Join(lg, "\n") {
-				t.Errorf("metrics differ after resume")
-			}
+			sameRun(t, full.Out, part.Out)
 		})
 	}
 }

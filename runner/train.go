@@ -274,16 +274,13 @@ func buildJob(cfg TrainConfig, resume *checkpoint) (*sgdJob, error) {
 
 	tc := optim.Config{
 		Model: j.model, Data: j.train, Labels: true, Sampler: sampler, Aggregator: j.agg,
-		ClipNorm: cfg.ClipNorm, LR: cfg.LR,
+		LR:    cfg.LR, // R is the rule's (aggregate.Clipping)
 		Delta: cfg.Delta, Conversion: j.conv,
 		Bound: privacy.SubsampleBound(cfg.Bound), AllowUnproven: cfg.AllowUnproven,
 		Corruption: gradCorruption, Seed: optim.DeriveSeed(cfg.Seed, "noise"),
 	}
 	if cfg.Private() {
 		tc.NoiseKey = key.Derive("noise")
-	}
-	if cfg.Method == "nonprivate" {
-		tc.ClipNorm = 0
 	}
 	if cfg.Method == "tsgd-ptr" {
 		pol := &optim.PTRPolicy{LRFail: cfg.LRFail, LRPass: cfg.LRPass}
