@@ -28,6 +28,7 @@ import (
 // iterations make the reference data dependent and are allowed only with
 // σ = 0.
 type CenteredClip struct {
+	clipNorm
 	cfg   Config
 	iters int
 	zero  bool
@@ -46,7 +47,7 @@ func (a *CenteredClip) Mechanism() privacy.Mechanism {
 }
 
 func newCenteredClip(cfg Config) (Aggregator, error) {
-	a := &CenteredClip{cfg: cfg, iters: cfg.Iters}
+	a := &CenteredClip{clipNorm: clipNorm(cfg.ClipNorm), cfg: cfg, iters: cfg.Iters}
 	if a.iters == 0 {
 		a.iters = 1
 	}

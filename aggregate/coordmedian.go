@@ -17,6 +17,7 @@ import (
 // signal (as Wang et al. note for the median in high dimension), so the rule
 // is offered only non-privately: σ must be 0.
 type CoordMedian struct {
+	clipNorm
 	buf []float32
 }
 
@@ -24,7 +25,7 @@ func newCoordMedian(cfg Config) (Aggregator, error) {
 	if err := nonPrivateOnly(cfg, "the sum-scale coordinate-wise median has L2 sensitivity growing with the batch size (≈ mR/2)"); err != nil {
 		return nil, err
 	}
-	return &CoordMedian{}, nil
+	return &CoordMedian{clipNorm: clipNorm(cfg.ClipNorm)}, nil
 }
 
 // Name returns "coord-median".

@@ -17,6 +17,7 @@ import (
 // For a private trimmed aggregate use tsum or ptr-tsum (norm-based trimming,
 // sensitivity R).
 type CoordTrimmedMean struct {
+	clipNorm
 	beta float64
 	buf  []float32
 }
@@ -28,7 +29,7 @@ func newCoordTrimmedMean(cfg Config) (Aggregator, error) {
 	if !(cfg.TrimFraction >= 0 && cfg.TrimFraction < 0.5) {
 		return nil, fmt.Errorf("trim fraction β must be in [0, 0.5), got %v", cfg.TrimFraction)
 	}
-	return &CoordTrimmedMean{beta: cfg.TrimFraction}, nil
+	return &CoordTrimmedMean{clipNorm: clipNorm(cfg.ClipNorm), beta: cfg.TrimFraction}, nil
 }
 
 // Name returns "coord-trimmed-mean".

@@ -12,6 +12,10 @@
 // trainer accounts (PlannedMechanism). A rule reports its own per-step
 // record in Report.Diagnostics (its own type, with a release-safe Public
 // part): ptr-tsum's PTRDiagnostics carry the typed test outcome PTROutcome.
+// A rule states the clipping norm R it assumes by implementing Clipping (the
+// trainer clips to it), and a rule with state across steps implements
+// Stateful (a run checkpoints it) and Summarizer (its run statistics go to
+// the summary), so the run needs no knowledge of which rule it drives.
 //
 // The private rules (sum, tsum, ptr-tsum) have a floating-point-safe mode,
 // Config.Secure (secure.go): exact integer sums on a power-of-two grid,

@@ -18,6 +18,7 @@ import (
 // the sum-scale release moves by order mR; the rule is offered only
 // non-privately (σ = 0).
 type GeoMed struct {
+	clipNorm
 	nu, tol float64
 	maxIter int
 	z, zn   []float64
@@ -29,7 +30,7 @@ func newGeoMed(cfg Config) (Aggregator, error) {
 		return nil, err
 	}
 	scale := math.Max(cfg.ClipNorm, 1)
-	a := &GeoMed{nu: cfg.Smoothing, tol: cfg.Tol, maxIter: cfg.MaxIter}
+	a := &GeoMed{clipNorm: clipNorm(cfg.ClipNorm), nu: cfg.Smoothing, tol: cfg.Tol, maxIter: cfg.MaxIter}
 	switch {
 	case a.nu == 0:
 		a.nu = 1e-6 * scale

@@ -23,6 +23,7 @@ import (
 // that scale is useless, so both rules are offered only non-privately
 // (σ = 0).
 type Krum struct {
+	clipNorm
 	f     int
 	multi bool
 	sel   int
@@ -37,7 +38,7 @@ func newKrum(cfg Config) (Aggregator, error) {
 	if err := nonPrivateOnly(cfg, "Krum's selection can switch on one gradient, moving the sum-scale release by up to 2mR"); err != nil {
 		return nil, err
 	}
-	return &Krum{f: cfg.F}, nil
+	return &Krum{clipNorm: clipNorm(cfg.ClipNorm), f: cfg.F}, nil
 }
 
 func newMultiKrum(cfg Config) (Aggregator, error) {
@@ -47,7 +48,7 @@ func newMultiKrum(cfg Config) (Aggregator, error) {
 	if cfg.Select < 0 {
 		return nil, fmt.Errorf("multi-krum: number selected must be ≥ 0 (0: m−F), got %d", cfg.Select)
 	}
-	return &Krum{f: cfg.F, multi: true, sel: cfg.Select}, nil
+	return &Krum{clipNorm: clipNorm(cfg.ClipNorm), f: cfg.F, multi: true, sel: cfg.Select}, nil
 }
 
 // Name returns "krum" or "multi-krum".

@@ -35,6 +35,7 @@ import (
 // and the branches are released on the integer grid with discrete Gaussian
 // noise (see secureRelease); the step is privacy.PTRDiscrete.
 type PTRTSum struct {
+	clipNorm
 	cfg       Config
 	mech      privacy.PTR
 	f         int
@@ -42,6 +43,9 @@ type PTRTSum struct {
 	s         scratch
 	sorted    []float64
 	sec       *secureRelease
+	// tests and passed count the tests this instance ran and passed
+	// (Summarizer, Stateful).
+	tests, passed int
 }
 
 // CheckPTRTau is the one statement of the proposed sensitivity's range for
@@ -75,7 +79,7 @@ func newPTRTSum(cfg Config) (Aggregator, error) {
 	if err := mech.Validate(); err != nil {
 		return nil, err
 	}
-	a := &PTRTSum{cfg: cfg, mech: mech, f: cfg.F, threshold: cfg.B * math.Log(1/(2*cfg.Delta0))}
+	a := &PTRTSum{clipNorm: clipNorm(cfg.ClipNorm), cfg: cfg, mech: mech, f: cfg.F, threshold: cfg.B * math.Log(1/(2*cfg.Delta0))}
 	if cfg.Secure {
 		var err error
 		if a.sec, err = newSecure(cfg, true); err != nil {
@@ -163,6 +167,7 @@ func (a *PTRTSum) Aggregate(g Grads, rng *rand.Rand, out []float32) (Report, err
 	}
 	addNoise(out, std, rng)
 	rep.Diagnostics = d
+	a.count(d.Branch)
 	return rep, nil
 }
 
@@ -181,6 +186,7 @@ func (a *PTRTSum) secureAggregate(g Grads, rng *rand.Rand, out []float32) (Repor
 		d.Branch = PTRFailed
 		rep.Diagnostics = d
 		a.sec.release(g, nil, a.sec.noise, rng, out)
+		a.count(d.Branch)
 		return rep, nil
 	}
 	d.Branch = PTRPassed
@@ -188,5 +194,6 @@ func (a *PTRTSum) secureAggregate(g Grads, rng *rand.Rand, out []float32) (Repor
 	kept := max(g.M-a.f, 0)
 	rep.Trimmed = g.M - kept
 	a.sec.release(g, a.s.idx[kept:], a.sec.pass, rng, out)
+	a.count(d.Branch)
 	return rep, nil
 }

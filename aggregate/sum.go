@@ -16,13 +16,14 @@ import (
 // With Config.Secure the release is floating-point safe (see secureRelease)
 // and the step is privacy.DiscreteGaussian.
 type Sum struct {
+	clipNorm
 	cfg Config
 	s   scratch
 	sec *secureRelease
 }
 
 func newSum(cfg Config) (Aggregator, error) {
-	a := &Sum{cfg: cfg}
+	a := &Sum{clipNorm: clipNorm(cfg.ClipNorm), cfg: cfg}
 	var err error
 	if a.sec, err = secureIfAsked(cfg); err != nil {
 		return nil, err

@@ -18,6 +18,7 @@ import (
 // With Config.Secure the norms, the trimming and the release are on the
 // integer grid (see secureRelease) and the step is privacy.DiscreteGaussian.
 type TSum struct {
+	clipNorm
 	cfg Config
 	f   int
 	s   scratch
@@ -25,7 +26,7 @@ type TSum struct {
 }
 
 func newTSum(cfg Config) (Aggregator, error) {
-	a := &TSum{cfg: cfg, f: cfg.F}
+	a := &TSum{clipNorm: clipNorm(cfg.ClipNorm), cfg: cfg, f: cfg.F}
 	var err error
 	if a.sec, err = secureIfAsked(cfg); err != nil {
 		return nil, err

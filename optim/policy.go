@@ -11,7 +11,9 @@ import (
 // StepPolicy adapts a run to each step's aggregation report, so the step
 // loop need not know which rule runs (Config.Policy). The diagnostics
 // passed are the rule's Report.Diagnostics (nil when it has none). A
-// policy may implement Validate() error, which NewTrainer calls.
+// policy may implement Bind(aggregate.Aggregator) error, which NewTrainer
+// calls first with the trainer's rule (nil: none), and Validate() error,
+// which it calls next.
 type StepPolicy interface {
 	// LearningRate returns the learning rate of the update that applies a
 	// release whose rule reported d; lr is Config.LR.
@@ -30,8 +32,28 @@ type PTRPolicy struct {
 	LRFail, LRPass float64
 	// Trim adjusts the trim level of Rule after each test (nil: fixed F).
 	Trim *TrimController
-	// Rule is the rule whose trim level Trim adjusts (required with Trim).
+	// Rule is the rule whose trim level Trim adjusts (required with Trim;
+	// when nil, Bind takes the trainer's rule).
 	Rule aggregate.Trimmer
+}
+
+// Bind makes a, the trainer's rule, the rule whose trim level Trim adjusts,
+// unless Rule is already set. Dynamic F needs a rule with a trim level
+// (aggregate.Trimmer); a policy without Trim binds to any rule.
+func (p *PTRPolicy) Bind(a aggregate.Aggregator) error {
+	if p.Trim == nil || p.Rule != nil {
+		return nil
+	}
+	tr, ok := a.(aggregate.Trimmer)
+	if !ok {
+		name := "none"
+		if a != nil {
+			name = a.Name()
+		}
+		return fmt.Errorf("dynamic F needs a rule with a trim level (aggregate.Trimmer), got %s", name)
+	}
+	p.Rule = tr
+	return nil
 }
 
 // Validate checks the learning rates and the controller.

@@ -84,3 +84,36 @@ func TestStepResultJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestPTRPolicyBind: NewTrainer binds a dynamic-F policy to the trainer's
+// rule, refuses a rule without a trim level, and leaves a policy without a
+// controller or with its own rule as it is.
+func TestPTRPolicyBind(t *testing.T) {
+	tsum, err := aggregate.New("tsum", aggregate.Config{F: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := aggregate.New("sum", aggregate.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &PTRPolicy{Trim: &TrimController{Rate: 0.02, Batch: 256}}
+	if err := p.Bind(tsum); err != nil || p.Rule != tsum.(aggregate.Trimmer) {
+		t.Fatalf("bound to %v, %v", p.Rule, err)
+	}
+	p.Observe(aggregate.PTRDiagnostics{Branch: aggregate.PTRFailed})
+	if f := tsum.(aggregate.Trimmer).TrimLevel(); f != 8 {
+		t.Errorf("after a failed test the bound rule has F = %d, want 3 + round(0.02·256) = 8", f)
+	}
+	if err := (&PTRPolicy{Trim: &TrimController{Rate: 0.02, Batch: 256}}).Bind(sum); err == nil {
+		t.Error("dynamic F bound to sum, which has no trim level")
+	}
+	own := &trimRule{f: 1}
+	q := &PTRPolicy{Trim: &TrimController{Rate: 0.02, Batch: 256}, Rule: own}
+	if err := q.Bind(tsum); err != nil || q.Rule != own {
+		t.Errorf("a set Rule was replaced: %v, %v", q.Rule, err)
+	}
+	if err := (&PTRPolicy{LRFail: 0.1}).Bind(sum); err != nil {
+		t.Errorf("a policy without dynamic F refused sum: %v", err)
+	}
+}

@@ -15,7 +15,9 @@ import (
 // PrivateConfig states the privacy of a DP-SGD run once, for MakePrivate.
 // Give either Sigma or TargetEpsilon (with Steps), never both.
 type PrivateConfig struct {
-	// ClipNorm is R, the per-example L2 clipping bound (> 0).
+	// ClipNorm is R, the per-example L2 clipping bound (> 0). It is stated
+	// once: it configures the rule (aggregate.Config.ClipNorm), and the
+	// trainer clips to the R the rule reports (aggregate.Clipping).
 	ClipNorm float64
 	// Q is the Poisson sampling rate in (0, 1]; when 0, BatchSize/N.
 	Q float64
@@ -44,7 +46,9 @@ type PrivateConfig struct {
 	// (aggregate.Planned) the Gaussian mechanism with multiplier σ at
 	// normalized sensitivity 1 — as sum and tsum do, and any rule
 	// calibrating its noise to its own sensitivity; MakePrivate checks the
-	// plan once, and the accountant composes it every step.
+	// plan once, and the accountant composes it every step. A rule should
+	// also report the R it clips to (aggregate.Clipping); for one that does
+	// not, the trainer clips to ClipNorm.
 	Rule    string
 	Options map[string]float64
 	// Key keys the privacy randomness (Poisson sampling and noise). The
@@ -170,11 +174,17 @@ func MakePrivate(m model.Model, data *datasets.Dataset, cfg PrivateConfig) (*Pri
 	if err != nil {
 		return nil, fmt.Errorf("optim: make private: %w", err)
 	}
-	t, err := NewTrainer(Config{
+	tc := Config{
 		Model: m, Data: data, Labels: labels, Sampler: sampler, Aggregator: agg,
-		ClipNorm: cfg.ClipNorm, LR: cfg.LR, Accountant: acct, Delta: cfg.Delta, Conversion: conv,
+		LR: cfg.LR, Accountant: acct, Delta: cfg.Delta, Conversion: conv,
 		NoiseKey: key.Derive("noise"), Workers: cfg.Workers,
-	})
+	}
+	if _, ok := agg.(aggregate.Clipping); !ok {
+		// A rule that does not state its R (aggregate.Clipping) was
+		// configured with cfg.ClipNorm all the same: clip to it.
+		tc.ClipNorm = cfg.ClipNorm
+	}
+	t, err := NewTrainer(tc)
 	if err != nil {
 		return nil, fmt.Errorf("optim: make private: %w", err)
 	}

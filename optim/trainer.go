@@ -57,8 +57,11 @@ type Config struct {
 	// Aggregator releases each step's update; nil means the plain
 	// non-private batch gradient (fast path without per-example gradients).
 	Aggregator aggregate.Aggregator
-	// ClipNorm is R, the per-example L2 clipping bound (0: no clipping,
-	// allowed only for non-private training).
+	// ClipNorm is R, the per-example L2 clipping bound. Leave it 0 for an
+	// aggregator that states the R it needs (aggregate.Clipping, as every
+	// built-in rule but rgm-sum does): the trainer clips to the rule's R,
+	// and a different non-zero value here is an error. Without such a rule,
+	// 0 means no clipping (allowed only for non-private training).
 	ClipNorm float64
 	// LR is the learning rate (Policy may change it per step).
 	LR float64
@@ -204,9 +207,24 @@ func NewTrainer(cfg Config) (*Trainer, error) {
 	if !(cfg.LR > 0) || math.IsInf(cfg.LR, 0) {
 		return nil, fmt.Errorf("optim: learning rate must be finite and > 0, got %v", cfg.LR)
 	}
+	if b, ok := cfg.Policy.(interface {
+		Bind(aggregate.Aggregator) error
+	}); ok {
+		if err := b.Bind(cfg.Aggregator); err != nil {
+			return nil, fmt.Errorf("optim: policy: %w", err)
+		}
+	}
 	if v, ok := cfg.Policy.(interface{ Validate() error }); ok {
 		if err := v.Validate(); err != nil {
 			return nil, fmt.Errorf("optim: policy: %w", err)
+		}
+	}
+	if c, ok := cfg.Aggregator.(aggregate.Clipping); ok {
+		// R is stated once, by the rule.
+		if r := c.ClipNorm(); cfg.ClipNorm == 0 {
+			cfg.ClipNorm = r
+		} else if cfg.ClipNorm != r {
+			return nil, fmt.Errorf("optim: clipping norm R = %v given, but rule %s clips to R = %v: leave Config.ClipNorm 0 to take the rule's", cfg.ClipNorm, cfg.Aggregator.Name(), r)
 		}
 	}
 	if cfg.ClipNorm < 0 || math.IsNaN(cfg.ClipNorm) || math.IsInf(cfg.ClipNorm, 0) {

@@ -198,7 +198,15 @@ func TestNewTrainerRejectsBadConfig(t *testing.T) {
 		{"lr", func(c *Config) { c.LR = 0 }},
 		{"q", func(c *Config) { c.Q = 1.5 }},
 		{"delta", func(c *Config) { c.Delta = 1 }},
-		{"clip", func(c *Config) { c.ClipNorm = 0 }},
+		// R is the rule's (aggregate.Clipping): another value is refused,
+		// and a private rule that states no R needs one here.
+		{"clip stated twice, differently", func(c *Config) { c.ClipNorm = 2 }},
+		{"no clip anywhere", func(c *Config) {
+			c.ClipNorm, c.Aggregator = 0, struct {
+				aggregate.Aggregator
+				aggregate.Planned
+			}{agg, agg.(aggregate.Planned)}
+		}},
 		{"no noise in the rule", func(c *Config) { c.Aggregator = exact }},
 		{"rule without a plan", func(c *Config) { c.Aggregator = median }},
 		{"model", func(c *Config) { c.Model = nil }},

@@ -119,7 +119,7 @@ func AuditRun(ctx context.Context, cfg TrainConfig, opt RunAuditOptions) (*RunAu
 	if m > p {
 		return nil, fmt.Errorf("%w: %d canaries need distinct coordinates, the model has only %d parameters", ErrRunAuditOptions, m, p)
 	}
-	if j.maxSteps == math.MaxInt {
+	if j.until == math.MaxInt {
 		return nil, fmt.Errorf("%w: the run has no length: set --steps, --epochs or --target-epsilon", ErrRunAuditOptions)
 	}
 	return auditJob(ctx, j, cfg, opt)
@@ -145,7 +145,7 @@ func checkRunAudit(opt RunAuditOptions) error {
 }
 
 // auditJob trains the built job j with canaries and audits it.
-func auditJob(ctx context.Context, j *job, cfg TrainConfig, opt RunAuditOptions) (*RunAuditResult, error) {
+func auditJob(ctx context.Context, j *sgdJob, cfg TrainConfig, opt RunAuditOptions) (*RunAuditResult, error) {
 	m, p := opt.Canaries, j.model.NumParams()
 	rng := rand.New(rand.NewPCG(optim.DeriveSeed(cfg.Seed, "audit-canaries"), 1))
 	coords, err := quietCoordinates(j, m, rng)
@@ -175,13 +175,13 @@ func auditJob(ctx context.Context, j *job, cfg TrainConfig, opt RunAuditOptions)
 	noise := cfg.Sigma * cfg.ClipNorm
 	var bar interface{ Add(int) error }
 	if opt.Progress != nil {
-		b := newStepBar(opt.Progress, "audit "+cfg.Method, j.maxSteps, j.expected)
+		b := newStepBar(opt.Progress, "audit "+cfg.Method, j.until, j.expected)
 		defer b.Finish()
 		bar = b
 	}
 	begin := time.Now()
 	step := 0
-	for ; step < j.maxSteps; step++ {
+	for ; step < j.until; step++ {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("run audit interrupted at step %d: %w", step, err)
 		}
@@ -276,7 +276,7 @@ const quietProbe = 256
 // on MNIST, e.g., the weights of always-black border pixels get none). The
 // choice looks at the data and the initial model but never at the canaries'
 // inclusion bits, which is all the one-run audit's validity needs.
-func quietCoordinates(j *job, m int, rng *rand.Rand) ([]int, error) {
+func quietCoordinates(j *sgdJob, m int, rng *rand.Rand) ([]int, error) {
 	p, d := j.model.NumParams(), j.train.Dim()
 	n := min(quietProbe, j.train.N)
 	idx := rng.Perm(j.train.N)[:n]

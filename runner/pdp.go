@@ -170,25 +170,6 @@ func (c *TrainConfig) validatePDP() error {
 	return nil
 }
 
-// setupPDP prepares the run directory and builds a personalized-DP job.
-func setupPDP(cfg TrainConfig, opt Options) (*pdpJob, error) {
-	rp, err := prepareRunDir(&cfg, opt.Resume)
-	if err != nil {
-		return nil, err
-	}
-	j, err := buildPDPJob(cfg, rp.ck)
-	if err != nil {
-		return nil, err
-	}
-	if j.key, err = privacyKey(cfg, rp.ck != nil); err != nil {
-		return nil, err
-	}
-	if err := rp.commit(&cfg); err != nil {
-		return nil, fmt.Errorf("run directory %s: %w", cfg.Out, err)
-	}
-	return j, nil
-}
-
 // defaultPDPNoiseGuard is the pdp-* presets' noise guard for pdp-sgd: skip a
 // round whose noise per expected participant is more than 4× the first
 // round's. Measured at the paper's length (MNIST and Fashion-MNIST, 2

@@ -1,11 +1,9 @@
 package runner
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"path/filepath"
 	"time"
@@ -83,7 +81,6 @@ type pdpState struct {
 	RoundModels []string   `json:"round_models,omitempty"`
 	Weights     []float64  `json:"weights,omitempty"`
 	Reports     []PDPRound `json:"reports"`
-	StoppedBy   string     `json:"stopped_by,omitempty"`
 	Examples    int64      `json:"examples"`
 	TrainSecs   float64    `json:"train_seconds"`
 	LastLoss    float64    `json:"last_loss"`
@@ -116,19 +113,25 @@ type pdpProgress struct {
 
 const pdpStateVersion = 2
 
+// pdpJob is a personalized-DP run, driven by the shared loop (runJob): its
+// steps fall into rounds, each planned from the ledger with its own
+// sampler and trainer.
 type pdpJob struct {
-	cfg         TrainConfig
-	train, test *datasets.Dataset
+	*runBase
 	spec        model.Spec
 	model       model.Model
 	acct        *privacy.Accountant
-	conv        privacy.Conversion
-	q           float64
 	budgetsDesc string
-	resumed     bool
 	st          pdpState
 	// key keys the privacy randomness (see privacyKey).
 	key randstream.Key
+	// The round in progress (tr nil between rounds): its plan and trainer.
+	round pdpsgd.Round
+	tr    *optim.Trainer
+	// spend follows the round's largest per-example ε for the step log;
+	// bound is its value after the last step.
+	spend *pdpSpend
+	bound pdpsgd.SpendBound
 }
 
 // The nominal batch makes the trainer divide the released (clipped, noised) sum
@@ -164,32 +167,21 @@ func pdpLength(cfg TrainConfig, q float64) (rounds, steps int) {
 }
 
 func buildPDPJob(cfg TrainConfig, ck *checkpoint) (*pdpJob, error) {
-	dataDir := datasets.ResolveDataDir(cfg.DataDir)
-	train, err := loadSplit(cfg, "train", dataDir)
+	b, err := newRunBase(cfg, ck)
 	if err != nil {
 		return nil, err
 	}
-	test, err := loadSplit(cfg, "test", dataDir)
-	if err != nil {
+	j := &pdpJob{runBase: b}
+	if j.key, err = privacyKey(cfg, ck != nil); err != nil {
 		return nil, err
-	}
-	j := &pdpJob{cfg: cfg, train: train, test: test, conv: privacy.Conversion(cfg.Conversion), resumed: ck != nil}
-	if j.conv == "" {
-		j.conv = privacy.ConversionBBG
-	}
-	j.q = cfg.SamplingRate
-	if j.q == 0 {
-		j.q = float64(cfg.BatchSize) / float64(train.N)
-	}
-	if !(j.q > 0 && j.q <= 1) {
-		return nil, fmt.Errorf("invalid configuration: sampling rate q = %v is not in (0, 1] (batch %d of %d examples)", j.q, cfg.BatchSize, train.N)
 	}
 	budgets, err := j.budgets()
 	if err != nil {
 		return nil, err
 	}
-	j.spec = model.Spec{Arch: cfg.Model, InputShape: train.Shape, Classes: train.Classes, Network: cfg.Network}
+	j.spec = j.modelSpec()
 	rounds, roundSteps := pdpLength(cfg, j.q)
+	j.until, j.stoppedBy = rounds*roundSteps, "rounds"
 	if ck == nil {
 		var ledger *pdpsgd.Ledger
 		if cfg.PDP.accounting() == pdpsgd.AccountingPaper {
@@ -202,12 +194,13 @@ func buildPDPJob(cfg TrainConfig, ck *checkpoint) (*pdpJob, error) {
 		if err != nil {
 			return nil, err
 		}
-		if j.model, err = model.New(j.spec, optim.DeriveSeed(cfg.Seed, "init")); err != nil {
-			return nil, fmt.Errorf("model: %w", err)
+		if j.model, err = j.initialModel(j.spec, nil); err != nil {
+			return nil, err
 		}
 		if j.acct, err = privacy.NewAccountant(nil); err != nil {
 			return nil, err
 		}
+		j.history = j.acct
 		j.st = pdpState{Version: pdpStateVersion, Ledger: ledger, Rounds: rounds, RoundSteps: roundSteps}
 		return j, nil
 	}
@@ -223,6 +216,7 @@ func buildPDPJob(cfg TrainConfig, ck *checkpoint) (*pdpJob, error) {
 	if j.acct, err = privacy.NewAccountant(nil); err != nil {
 		return nil, err
 	}
+	j.history = j.acct
 	if len(ck.Accountant) == 0 {
 		return fail("the checkpoint has no accountant history")
 	}
@@ -263,12 +257,15 @@ func buildPDPJob(cfg TrainConfig, ck *checkpoint) (*pdpJob, error) {
 	if err := j.st.Ledger.Check(); err != nil {
 		return fail("%w", err)
 	}
-	removeModelsExcept(cfg.Out, ck.ModelFile)
-	if j.model, err = model.Load(filepath.Join(cfg.Out, ck.ModelFile)); err == nil && !sameModelSpec(j.model.Spec(), j.spec) {
-		err = fmt.Errorf("checkpoint model %+v does not match the configuration %+v", j.model.Spec(), j.spec)
-	}
-	if err != nil {
+	if j.model, err = j.initialModel(j.spec, ck); err != nil {
 		return fail("%w", err)
+	}
+	if p := j.st.Round; p != nil && p.Start < ck.NextStep {
+		// The checkpoint's counters are those of the finished rounds; the
+		// round in progress holds its own (see save).
+		j.examples += p.Examples
+		j.lastLoss = p.LastLoss
+		j.trainSecs += p.Seconds
 	}
 	return j, nil
 }
@@ -297,61 +294,45 @@ func (j *pdpJob) plan() (pdpsgd.Round, error) {
 	return j.st.Ledger.Plan(req)
 }
 
-func (j *pdpJob) run(ctx context.Context, progress io.Writer) (*Summary, error) {
-	metrics, err := openRunLogs(j.cfg.Out, j.st.NextStep)
-	if err != nil {
-		return nil, err
-	}
-	defer metrics.Close()
-	if !j.resumed {
-		// A round-0 checkpoint, so that even the first round can be resumed.
-		if err := j.checkpoint(metrics); err != nil {
-			return nil, err
-		}
-	}
-	var bar stepProgress
-	if progress != nil {
-		bar = newStepBar(progress, j.cfg.Method, j.st.Rounds*j.st.RoundSteps, j.q*float64(j.train.N))
-		bar.Set(j.st.NextStep)
-	}
-	for j.st.StoppedBy == "" && j.st.NextRound < j.st.Rounds {
-		if err := j.round(ctx, metrics, bar); err != nil {
-			return nil, err
-		}
-	}
-	if bar != nil {
-		bar.Finish()
-	}
-	return j.finish()
-}
+func (j *pdpJob) base() *runBase       { return j.runBase }
+func (j *pdpJob) current() model.Model { return j.model }
 
-// round trains round j.st.NextRound (or continues the round in progress)
-// and checkpoints after it, and every CheckpointEvery steps and on an
-// interruption inside it. The ledger is charged only once, when the round
-// completes; a resumed round re-derives its plan from the unchanged ledger
-// and checks it against the recorded one.
-func (j *pdpJob) round(ctx context.Context, metrics *runLogs, bar stepProgress) error {
-	begin := time.Now()
+// begin starts round j.st.NextRound at its first step (or continues the
+// round in progress of a resumed run): it plans the round from the ledger,
+// builds its sampler and trainer and logs the round's header. It stops the
+// run when the rounds are done or no round fits in the budgets. The ledger
+// is charged only once, when the round completes (end); a resumed round
+// re-derives its plan from the unchanged ledger and checks it against the
+// recorded one.
+func (j *pdpJob) begin(step int, metrics *runLogs) (string, error) {
+	if j.tr != nil {
+		return "", nil
+	}
+	if j.st.Round == nil && j.st.NextRound >= j.st.Rounds {
+		return "rounds", nil
+	}
 	R := j.st.NextRound
 	prog := j.st.Round
 	t0 := time.Now()
 	plan, err := j.plan()
 	j.st.AcctSecs += time.Since(t0).Seconds()
 	if prog == nil && (errors.Is(err, pdpsgd.ErrExhausted) || err == nil && plan.Steps == 0) {
-		j.st.StoppedBy = "budget"
-		return nil
+		return "budget", nil
 	}
 	if err != nil {
-		return fmt.Errorf("round %d: %w", R+1, err)
+		return "", fmt.Errorf("round %d: %w", R+1, err)
 	}
 	if prog == nil {
-		if skip, err := j.noiseGuard(metrics, plan); skip || err != nil {
-			j.st.StoppedBy = "noise-guard"
-			return err
+		skip, err := j.noiseGuard(metrics, plan)
+		if err != nil {
+			return "", err
+		}
+		if skip {
+			return "noise-guard", nil
 		}
 	}
 	if prog != nil && (plan.Tau != prog.Tau || plan.Sigma != prog.Sigma || plan.Steps != prog.Steps) {
-		return fmt.Errorf("resume: round %d re-planned as τ = %v, σ = %v, %d steps, but the checkpoint recorded τ = %v, σ = %v, %d steps", R+1, plan.Tau, plan.Sigma, plan.Steps, prog.Tau, prog.Sigma, prog.Steps)
+		return "", fmt.Errorf("resume: round %d re-planned as τ = %v, σ = %v, %d steps, but the checkpoint recorded τ = %v, σ = %v, %d steps", R+1, plan.Tau, plan.Sigma, plan.Steps, prog.Tau, prog.Sigma, prog.Steps)
 	}
 	var rates []float64
 	if j.st.Ledger.Accounting() == pdpsgd.AccountingPaper {
@@ -363,153 +344,142 @@ func (j *pdpJob) round(ctx context.Context, metrics *runLogs, bar stepProgress) 
 		rates, err = j.st.Ledger.SampleRates(plan)
 	}
 	if err != nil {
-		return err
+		return "", err
 	}
 	ps, err := datasets.NewPersonalizedPoissonSamplerKey(rates, j.key.Derive("sampler"))
 	if err != nil {
-		return fmt.Errorf("round %d: sampler: %w", R+1, err)
+		return "", fmt.Errorf("round %d: sampler: %w", R+1, err)
 	}
 	var sampler datasets.PoissonSubsampler = ps
 	if j.cfg.Method != "pdp-adapdp" {
 		// The nominal batch q·N (see nominalBatch's history above).
 		if sampler, err = datasets.WithExpectedBatchSize(ps, j.q*float64(j.train.N)); err != nil {
-			return fmt.Errorf("round %d: sampler: %w", R+1, err)
+			return "", fmt.Errorf("round %d: sampler: %w", R+1, err)
 		}
 	}
 	if j.cfg.Method == "pdp-adapdp" && prog == nil {
 		j.model, err = model.New(j.spec, optim.DeriveSeed(j.cfg.Seed, fmt.Sprintf("init-round-%d", R)))
 		if err != nil {
-			return fmt.Errorf("model: %w", err)
+			return "", fmt.Errorf("model: %w", err)
 		}
 	}
 	agg, err := aggregate.New("sum", aggregate.Config{Sigma: plan.Sigma, ClipNorm: j.cfg.ClipNorm})
 	if err != nil {
-		return fmt.Errorf("aggregator: %w", err)
+		return "", fmt.Errorf("aggregator: %w", err)
 	}
 	// The trainer's accountant is the worst case, an example sampled at the
 	// full rate q in every step; the ledger holds the personalized spend.
 	tr, err := optim.NewTrainer(optim.Config{
 		Model: j.model, Data: j.train, Labels: true, Sampler: sampler, Aggregator: agg,
-		ClipNorm: j.cfg.ClipNorm, LR: j.cfg.LR, Q: j.q, Accountant: &privacy.RDPAccounting{Acc: j.acct},
+		LR: j.cfg.LR, Q: j.q, Accountant: &privacy.RDPAccounting{Acc: j.acct},
 		Delta: j.cfg.Delta, Conversion: j.conv,
 		Seed: optim.DeriveSeed(j.cfg.Seed, "noise"), NoiseKey: j.key.Derive("noise"),
 	})
 	if err != nil {
-		return err
+		return "", err
 	}
 	if prog == nil {
-		prog = &pdpProgress{Tau: plan.Tau, Sigma: plan.Sigma, Steps: plan.Steps, Start: j.st.NextStep}
+		prog = &pdpProgress{Tau: plan.Tau, Sigma: plan.Sigma, Steps: plan.Steps, Start: step}
 	}
-	if j.st.NextStep == prog.Start {
+	if step == prog.Start {
 		// The round's header record (kept by openMetrics once a step of the
 		// round is checkpointed).
 		if err := metrics.public.Write(map[string]any{"step": prog.Start, "round": R + 1, "tau": plan.Tau, "sigma": plan.Sigma,
 			"round_steps": plan.Steps, "eligible": plan.Eligible, "participants": plan.Participants}); err != nil {
-			return err
+			return "", err
 		}
 	}
 	spend, err := newPDPSpend(j.st.Ledger, plan, prog.Start, &j.st.StepEpsSecs)
 	if err != nil {
-		return fmt.Errorf("round %d: %w", R+1, err)
+		return "", fmt.Errorf("round %d: %w", R+1, err)
 	}
-	end := prog.Start + plan.Steps
-	for step := j.st.NextStep; step < end; step++ {
-		if err := ctx.Err(); err != nil {
-			prog.Seconds += time.Since(begin).Seconds()
-			j.st.Round = prog
-			if cerr := j.checkpoint(metrics); cerr != nil {
-				return errors.Join(err, cerr)
-			}
-			return fmt.Errorf("interrupted in round %d at step %d (checkpoint written; continue with --resume): %w", R+1, step, err)
-		}
-		res, err := tr.Step(step)
-		if err != nil {
-			return fmt.Errorf("round %d: %w", R+1, err)
-		}
-		prog.Examples += int64(res.BatchSize)
-		prog.LastLoss = res.Loss
-		j.st.NextStep = step + 1
-		b, err := spend.logStep(metrics, res)
-		if err != nil {
-			return fmt.Errorf("round %d: %w", R+1, err)
-		}
-		if bar != nil {
-			bar.Describe(fmt.Sprintf("%s round %d/%d loss %.3f ε %.3f (%s, group ε_i %.3g)", j.cfg.Method, R+1, j.st.Rounds, res.Loss, b.Epsilon, b.Accounting, b.Group.Epsilon))
-			bar.Add(1)
-		}
-		if ce := j.cfg.CheckpointEvery; ce > 0 && (step+1)%ce == 0 && step+1 < end {
-			prog.Seconds += time.Since(begin).Seconds()
-			begin = time.Now()
-			j.st.Round = prog
-			if err := j.checkpoint(metrics); err != nil {
-				return err
-			}
-		}
+	j.st.Round, j.round, j.tr, j.spend = prog, plan, tr, spend
+	return "", nil
+}
+
+func (j *pdpJob) step(step int) (optim.StepResult, error) {
+	res, err := j.tr.Step(step)
+	if err != nil {
+		return res, fmt.Errorf("round %d: %w", j.st.NextRound+1, err)
 	}
-	// Charge the ledger: it refuses (and the run stops) if any example would
-	// exceed its budget.
-	t0 = time.Now()
+	return res, nil
+}
+
+// end completes the round after its last step: it charges the ledger (which
+// refuses, and the run stops, if any example would exceed its budget),
+// evaluates the round's model and asks for a checkpoint.
+func (j *pdpJob) end(step int, _ optim.StepResult, metrics *runLogs) (bool, error) {
+	R, plan, end := j.st.NextRound, j.round, j.st.Round.Start+j.round.Steps
+	if step+1 < end {
+		return false, nil
+	}
+	t0 := time.Now()
 	if err := j.st.Ledger.Charge(plan); err != nil {
-		return err
+		return false, err
 	}
 	j.st.AcctSecs += time.Since(t0).Seconds()
 	acc, err := Accuracy(j.model, j.test.X, j.test.Labels, j.test.Dim())
 	if err != nil {
-		return err
+		return false, err
 	}
 	if err := metrics.public.Write(map[string]any{"step": end - 1, "round": R + 1, "test_accuracy": acc}); err != nil {
-		return err
+		return false, err
 	}
-	j.st.Round = nil
-	j.st.NextRound, j.st.NextStep = R+1, end
-	j.st.Examples += prog.Examples
-	j.st.LastLoss = prog.LastLoss
 	rep := PDPRound{Round: R + 1, Tau: plan.Tau, Sigma: plan.Sigma, Steps: plan.Steps, Eligible: plan.Eligible,
-		Participants: plan.Participants, Loss: plan.Loss, TestAccuracy: acc, Seconds: prog.Seconds + time.Since(begin).Seconds()}
+		Participants: plan.Participants, Loss: plan.Loss, TestAccuracy: acc, Seconds: j.seconds() - j.st.TrainSecs}
+	j.st.Round, j.tr = nil, nil
+	j.st.NextRound = R + 1
+	j.st.Examples, j.st.LastLoss, j.st.TrainSecs = j.examples, j.lastLoss, j.st.TrainSecs+rep.Seconds
 	j.st.Reports = append(j.st.Reports, rep)
-	j.st.TrainSecs += rep.Seconds
 	if j.cfg.Method == "pdp-adapdp" {
 		name := fmt.Sprintf("round-%d.bin", R+1)
 		if err := model.Save(filepath.Join(j.cfg.Out, name), j.model); err != nil {
-			return fmt.Errorf("checkpoint: %w", err)
+			return false, fmt.Errorf("checkpoint: %w", err)
 		}
 		j.st.RoundModels = append(j.st.RoundModels, name)
 		j.st.Weights = append(j.st.Weights, plan.Tau*plan.Participants)
 	}
-	return j.checkpoint(metrics)
+	return true, nil
 }
 
-// checkpoint writes the model, then state.json (the commit point: the PDP
-// state, the accountant and the SHA-256 of every piece), then ledger.csv,
-// and removes older model files.
-func (j *pdpJob) checkpoint(metrics *runLogs) error {
-	if err := metrics.Sync(); err != nil {
-		return err
+func (j *pdpJob) describe(res optim.StepResult) string {
+	b := j.bound
+	return fmt.Sprintf("%s round %d/%d loss %.3f ε %.3f (%s, group ε_i %.3g)", j.cfg.Method, j.st.NextRound+1, j.st.Rounds, res.Loss, b.Epsilon, b.Accounting, b.Group.Epsilon)
+}
+
+// logStep logs step res with the ledger's largest per-example ε after it
+// (pdp_epsilon.go) instead of the trainer's own accountant.
+func (j *pdpJob) logStep(logs *runLogs, res optim.StepResult) error {
+	b, err := j.spend.logStep(logs, res)
+	if err != nil {
+		return fmt.Errorf("round %d: %w", j.st.NextRound+1, err)
 	}
-	ck := checkpoint{Version: checkpointVersion, NextStep: j.st.NextStep, ModelFile: modelFileName(j.st.NextStep),
-		Examples: j.st.Examples, TrainSecs: j.st.TrainSecs, LastLoss: j.st.LastLoss}
-	if err := model.Save(filepath.Join(j.cfg.Out, ck.ModelFile), j.model); err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
+	j.bound = b
+	return nil
+}
+
+func (j *pdpJob) where(step int) string {
+	return fmt.Sprintf("in round %d at step %d", j.st.NextRound+1, step)
+}
+
+// save adds the PDP state (ledger, rounds, the round in progress) to the
+// checkpoint. Its counters are those of the finished rounds; a round in
+// progress records its own examples, last loss and seconds.
+func (j *pdpJob) save(ck *checkpoint) error {
+	j.st.NextStep = ck.NextStep
+	if p := j.st.Round; p != nil {
+		p.Examples, p.LastLoss, p.Seconds = ck.Examples-j.st.Examples, ck.LastLoss, ck.TrainSecs-j.st.TrainSecs
 	}
+	ck.Examples, ck.LastLoss, ck.TrainSecs = j.st.Examples, j.st.LastLoss, j.st.TrainSecs
 	var err error
-	if ck.Accountant, err = json.Marshal(j.acct); err != nil {
-		return fmt.Errorf("checkpoint: accountant: %w", err)
-	}
 	if ck.PDP, err = json.Marshal(j.st); err != nil {
 		return fmt.Errorf("checkpoint: personalized-DP state: %w", err)
 	}
-	if err := bind(j.cfg.Out, &j.cfg, &ck); err != nil {
-		return err
-	}
-	if err := writeJSONAtomic(filepath.Join(j.cfg.Out, stateFile), ck); err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
-	}
-	if err := j.writeLedgerCSV(); err != nil {
-		return err
-	}
-	removeModelsExcept(j.cfg.Out, ck.ModelFile)
 	return nil
 }
+
+// afterSave writes ledger.csv after each checkpoint.
+func (j *pdpJob) afterSave() error { return j.writeLedgerCSV() }
 
 // writeLedgerCSV writes ledger.csv crash-safely (fsynced before the rename).
 func (j *pdpJob) writeLedgerCSV() error {
@@ -519,53 +489,41 @@ func (j *pdpJob) writeLedgerCSV() error {
 	return nil
 }
 
-func (j *pdpJob) finish() (*Summary, error) {
-	if j.st.StoppedBy == "" {
-		j.st.StoppedBy = "rounds"
-	}
+// finish checks every example's spend and reports the personalized
+// guarantee, the rounds and the (ensemble) test accuracy.
+func (j *pdpJob) finish(s *Summary) (pub, full any, err error) {
 	if len(j.st.Reports) == 0 {
-		return nil, fmt.Errorf("%s: no round could be trained within the budgets (σ = %v too small for a single step?)", j.cfg.Method, j.cfg.Sigma)
+		return nil, nil, fmt.Errorf("%s: no round could be trained within the budgets (σ = %v too small for a single step?)", j.cfg.Method, j.cfg.Sigma)
 	}
 	// The final check: fails loudly if any example overspent.
 	g, err := j.st.Ledger.Guarantee()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	s := &Summary{Method: j.cfg.Method, Dataset: j.cfg.Dataset, Model: j.cfg.Model,
-		Steps: j.st.NextStep, StoppedBy: j.st.StoppedBy, TrainLoss: j.st.LastLoss,
-		Examples: j.st.Examples, WallSeconds: j.st.TrainSecs,
-		// Every example i is (spent_i, δ_i)-DP, so the run is (max spent, max δ)-DP.
-		Epsilon: g.SpentMax, Delta: g.DeltaMax, Order: g.WorstOrder, Conversion: string(j.conv),
-		Guarantee: g.Statement, PrivacyRandomness: randomnessNote(j.cfg)}
-	if s.WallSeconds > 0 {
-		s.ExamplesPerSecond = float64(s.Examples) / s.WallSeconds
-	}
+	// Every example i is (spent_i, δ_i)-DP, so the run is (max spent, max δ)-DP.
+	s.Epsilon, s.Delta, s.Order, s.Conversion = g.SpentMax, g.DeltaMax, g.WorstOrder, string(j.conv)
+	s.Guarantee = g.Statement
 	s.AccountingSeconds = j.st.AcctSecs + j.st.StepEpsSecs
 	s.Bounds, s.BoundAtOrder = boundsUsed(j.acct, g.WorstOrder)
 	rep := PDPReport{Method: j.cfg.Method, Budgets: j.budgetsDesc, Rounds: j.st.Reports,
-		Iterations: j.st.NextStep, Guarantee: g, Ledger: ledgerCSV, Skipped: j.st.Skipped, StepEpsilonSeconds: j.st.StepEpsSecs}
+		Iterations: s.Steps, Guarantee: g, Ledger: ledgerCSV, Skipped: j.st.Skipped, StepEpsilonSeconds: j.st.StepEpsSecs}
 	if j.cfg.Method == "pdp-adapdp" {
 		models := make([]model.Model, len(j.st.RoundModels))
 		for i, name := range j.st.RoundModels {
 			if models[i], err = model.Load(filepath.Join(j.cfg.Out, name)); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 		if s.TestAccuracy, err = ensembleAccuracy(models, j.st.Weights, j.test.X, j.test.Labels, j.test.Dim()); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		rep.EnsembleWeights = j.st.Weights
-	} else {
-		if s.TestAccuracy, err = Accuracy(j.model, j.test.X, j.test.Labels, j.test.Dim()); err != nil {
-			return nil, err
-		}
-		if err := model.Save(filepath.Join(j.cfg.Out, finalModel), j.model); err != nil {
-			return nil, err
-		}
+	} else if s.TestAccuracy, err = j.finalModel(j.model); err != nil {
+		return nil, nil, err
 	}
 	if err := j.writeLedgerCSV(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	pub := publicSummary(*s)
-	return s, writeSummaries(j.cfg.Out, pdpSummary{Summary: &pub, PDP: rep}, pdpSummary{Summary: s, PDP: rep})
+	p := publicSummary(*s)
+	return pdpSummary{Summary: &p, PDP: rep}, pdpSummary{Summary: s, PDP: rep}, nil
 }

@@ -15,7 +15,7 @@ import (
 //
 //	config.json      the resolved TrainConfig
 //	metrics.jsonl    one JSON object per step (public values only, see release.go)
-//	state.json       checkpoint: next step, accountant history, trim level, model file,
+//	state.json       checkpoint: next step, accountant history, the rule's state, model file,
 //	                 personalized-DP ledger and rounds, and the SHA-256 of every piece it
 //	                 binds (runstate.go)
 //	changes.jsonl    configuration changes made by resumes (run length, data directory)

@@ -154,8 +154,11 @@ func readCheckpoint(dir string) (*checkpoint, error) {
 		}
 		return nil, fmt.Errorf("checkpoint: %w", err)
 	}
-	if ck.Version != checkpointVersion {
-		return nil, fmt.Errorf("checkpoint version %d, this trainer reads %d", ck.Version, checkpointVersion)
+	if ck.Version != 2 && ck.Version != checkpointVersion {
+		return nil, fmt.Errorf("checkpoint version %d, this trainer reads 2 and %d", ck.Version, checkpointVersion)
+	}
+	if err := ck.upgrade(); err != nil {
+		return nil, fmt.Errorf("checkpoint: %w", err)
 	}
 	if ck.NextStep < 0 {
 		return nil, fmt.Errorf("checkpoint: next step %d is negative", ck.NextStep)

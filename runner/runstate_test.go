@@ -151,7 +151,7 @@ func TestCheckpointTamperingRefused(t *testing.T) {
 			"state.json is missing but the run has trained"},
 		{"old checkpoint version", func(d string) {
 			editJSON(t, state(d), func(m map[string]json.RawMessage) { m["version"] = raw(1) })
-		}, "checkpoint version 1, this trainer reads 2"},
+		}, "checkpoint version 1, this trainer reads 2 and 3"},
 	}
 	for i, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

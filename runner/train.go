@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -83,20 +84,44 @@ type checkpoint struct {
 	NextStep   int             `json:"next_step"`
 	ModelFile  string          `json:"model_file"`
 	Accountant json.RawMessage `json:"accountant,omitempty"`
-	TrimLevel  int             `json:"trim_level"`
-	PTRTests   int             `json:"ptr_tests"`
-	PTRPassed  int             `json:"ptr_passed"`
-	Examples   int64           `json:"examples"`
-	TrainSecs  float64         `json:"train_seconds"`
-	LastLoss   float64         `json:"last_loss"`
+	// Rule is the aggregation rule's state (aggregate.Stateful), e.g. the
+	// trim level F of tsum and ptr-tsum and ptr-tsum's test counts.
+	Rule      json.RawMessage `json:"rule,omitempty"`
+	Examples  int64           `json:"examples"`
+	TrainSecs float64         `json:"train_seconds"`
+	LastLoss  float64         `json:"last_loss"`
 	// PDP is the personalized-DP state (pdpState) of pdp-* runs.
 	PDP json.RawMessage `json:"pdp,omitempty"`
 	// Bound maps each piece the checkpoint binds to its SHA-256 (runstate.go).
 	Bound map[string]string `json:"sha256"`
+
+	// Version 2 held the rule's state at the top level; it is read into
+	// Rule (upgrade) and never written.
+	V2TrimLevel int `json:"trim_level,omitempty"`
+	V2PTRTests  int `json:"ptr_tests,omitempty"`
+	V2PTRPassed int `json:"ptr_passed,omitempty"`
 }
 
-// checkpointVersion 2 binds its pieces by SHA-256 and holds the PDP state.
-const checkpointVersion = 2
+// checkpointVersion 2 binds its pieces by SHA-256 and holds the PDP state;
+// version 3 holds the rule's state under "rule".
+const checkpointVersion = 3
+
+// upgrade reads a version-2 checkpoint as version 3: its top-level trim
+// level and PTR test counts are the state of the rule (tsum, ptr-tsum)
+// under the keys the rule reads (aggregate.Stateful); rules without state
+// ignore it.
+func (ck *checkpoint) upgrade() error {
+	if ck.Version != 2 {
+		return nil
+	}
+	rule, err := json.Marshal(map[string]int{"trim_level": ck.V2TrimLevel, "ptr_tests": ck.V2PTRTests, "ptr_passed": ck.V2PTRPassed})
+	if err != nil {
+		return err
+	}
+	ck.Version, ck.Rule = checkpointVersion, rule
+	ck.V2TrimLevel, ck.V2PTRTests, ck.V2PTRPassed = 0, 0, 0
+	return nil
+}
 
 // Options controls a run's side effects.
 type Options struct {
@@ -129,7 +154,8 @@ func Train(ctx context.Context, cfg TrainConfig, opt Options) (*Summary, error) 
 // setupTrain validates, locks and prepares the run directory and builds the
 // job; *run is then the training itself.
 func setupTrain(ctx context.Context, cfg TrainConfig, opt Options, run *func() (*Summary, error)) (sum *Summary, err error) {
-	if contains(pdpMethods(), cfg.Method) {
+	pdp := contains(pdpMethods(), cfg.Method)
+	if pdp {
 		cfg.PDP.FillDefaults() // as the CLI's flag defaults
 	}
 	if err := cfg.Validate(); err != nil {
@@ -166,22 +192,16 @@ func setupTrain(ctx context.Context, cfg TrainConfig, opt Options, run *func() (
 	if _, err := fileutil.RemoveTemps(cfg.Out); err != nil {
 		return nil, err
 	}
-	if contains(pdpMethods(), cfg.Method) {
-		j, err := setupPDP(cfg, opt)
-		if err != nil {
-			return nil, err
-		}
-		l := lock
-		*run = func() (*Summary, error) { defer l.Release(); return j.run(ctx, opt.Progress) }
-		lock = nil
-		return nil, nil
-	}
 	rp, err := prepareRunDir(&cfg, opt.Resume)
 	if err != nil {
 		return nil, err
 	}
-	ck := rp.ck
-	job, err := buildJob(cfg, ck)
+	var j stepJob
+	if pdp {
+		j, err = buildPDPJob(cfg, rp.ck)
+	} else {
+		j, err = buildJob(cfg, rp.ck)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -189,63 +209,36 @@ func setupTrain(ctx context.Context, cfg TrainConfig, opt Options, run *func() (
 		return nil, fmt.Errorf("run directory %s: %w", cfg.Out, err)
 	}
 	l := lock
-	*run = func() (*Summary, error) { defer l.Release(); return job.run(ctx, opt.Progress) }
+	*run = func() (*Summary, error) { defer l.Release(); return runJob(ctx, j, opt.Progress) }
 	lock = nil // released by run
 	return nil, nil
 }
 
-// job is a fully built run.
-type job struct {
-	cfg        TrainConfig
-	train      *datasets.Dataset
-	test       *datasets.Dataset
-	model      model.Model
-	trainer    *optim.Trainer
-	agg        aggregate.Aggregator
-	acct       privacy.PrivacyAccountant
-	acctTime   time.Duration
-	start      int
-	maxSteps   int
-	stoppedBy  string
-	corrupted  int
-	ck         checkpoint
-	expected   float64
-	conversion privacy.Conversion
+// sgdJob is a run of the SGD family (nonprivate, dpsgd, tsgd-gaussian,
+// tsgd-ptr, nonprivate-robust): one trainer for the whole run, driven by
+// the shared loop (runJob).
+type sgdJob struct {
+	*runBase
+	model     model.Model
+	trainer   *optim.Trainer
+	agg       aggregate.Aggregator
+	acct      privacy.PrivacyAccountant
+	acctTime  time.Duration
+	corrupted int
 }
 
-func buildJob(cfg TrainConfig, resume *checkpoint) (*job, error) {
-	dataDir := datasets.ResolveDataDir(cfg.DataDir)
-	train, err := loadSplit(cfg, "train", dataDir)
+func buildJob(cfg TrainConfig, resume *checkpoint) (*sgdJob, error) {
+	b, err := newRunBase(cfg, resume)
 	if err != nil {
 		return nil, err
 	}
-	test, err := loadSplit(cfg, "test", dataDir)
-	if err != nil {
-		return nil, err
-	}
-	j := &job{cfg: cfg, train: train, test: test, conversion: privacy.Conversion(cfg.Conversion)}
-	if j.conversion == "" {
-		j.conversion = privacy.ConversionBBG
-	}
-	if resume != nil {
-		j.ck = *resume
-		j.start = resume.NextStep
-	}
+	j := &sgdJob{runBase: b}
 
-	gradCorruption, n, err := applyCorruption(cfg, train)
+	gradCorruption, n, err := applyCorruption(cfg, j.train)
 	if err != nil {
 		return nil, err
 	}
 	j.corrupted = n
-
-	q := cfg.SamplingRate
-	if q == 0 {
-		q = float64(cfg.BatchSize) / float64(train.N)
-	}
-	if !(q > 0 && q <= 1) {
-		return nil, fmt.Errorf("invalid configuration: sampling rate q = %v is not in (0, 1] (batch %d of %d examples)", q, cfg.BatchSize, train.N)
-	}
-	j.expected = q * float64(train.N)
 
 	var sampler optim.Sampler
 	var key randstream.Key // privacy randomness: secret unless ReproducibleNoise
@@ -253,58 +246,46 @@ func buildJob(cfg TrainConfig, resume *checkpoint) (*job, error) {
 		if key, err = privacyKey(cfg, resume != nil); err != nil {
 			return nil, err
 		}
-		sampler, err = datasets.NewPoissonSamplerKey(train.N, q, key.Derive("sampler"))
+		sampler, err = datasets.NewPoissonSamplerKey(j.train.N, j.q, key.Derive("sampler"))
 	} else {
-		sampler, err = datasets.NewShuffleSampler(train.N, int(math.Round(j.expected)), optim.DeriveSeed(cfg.Seed, "sampler"))
+		sampler, err = datasets.NewShuffleSampler(j.train.N, int(math.Round(j.expected)), optim.DeriveSeed(cfg.Seed, "sampler"))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("sampler: %w", err)
 	}
-
-	spec := model.Spec{Arch: cfg.Model, InputShape: train.Shape, Classes: train.Classes, Network: cfg.Network}
-	if cfg.Model == "logreg" {
-		spec.InputShape = []int{train.Dim()} // a dense model sees flat inputs
-	}
-	if resume != nil {
-		removeModelsExcept(cfg.Out, resume.ModelFile) // superseded checkpoints of a crashed run
-		j.model, err = model.Load(filepath.Join(cfg.Out, resume.ModelFile))
-		if err == nil && !sameModelSpec(j.model.Spec(), spec) {
-			err = fmt.Errorf("checkpoint model %+v does not match the configuration %+v", j.model.Spec(), spec)
-		}
-	} else {
-		j.model, err = model.New(spec, optim.DeriveSeed(cfg.Seed, "init"))
-	}
-	if err != nil {
-		return nil, fmt.Errorf("model: %w", err)
+	if j.model, err = j.initialModel(j.modelSpec(), resume); err != nil {
+		return nil, err
 	}
 
 	if err := j.buildAggregator(cfg); err != nil {
 		return nil, err
 	}
-	if resume != nil {
-		if tr, ok := j.agg.(aggregate.Trimmer); ok {
-			tr.SetTrimLevel(resume.TrimLevel)
+	if err := addRuleSummary(&Summary{}, j.agg); err != nil {
+		return nil, err
+	}
+	if st, ok := j.agg.(aggregate.Stateful); ok && resume != nil {
+		if len(resume.Rule) == 0 {
+			return nil, fmt.Errorf("resume %s: the checkpoint holds no state of rule %s", cfg.Out, j.agg.Name())
+		}
+		if err := st.UnmarshalState(resume.Rule); err != nil {
+			return nil, fmt.Errorf("resume %s: %w", cfg.Out, err)
 		}
 	}
 
 	tc := optim.Config{
-		Model: j.model, Data: train, Labels: true, Sampler: sampler, Aggregator: j.agg,
-		ClipNorm: cfg.ClipNorm, LR: cfg.LR,
-		Delta: cfg.Delta, Conversion: j.conversion,
+		Model: j.model, Data: j.train, Labels: true, Sampler: sampler, Aggregator: j.agg,
+		LR:    cfg.LR, // R is the rule's (aggregate.Clipping)
+		Delta: cfg.Delta, Conversion: j.conv,
 		Bound: privacy.SubsampleBound(cfg.Bound), AllowUnproven: cfg.AllowUnproven,
 		Corruption: gradCorruption, Seed: optim.DeriveSeed(cfg.Seed, "noise"),
 	}
 	if cfg.Private() {
 		tc.NoiseKey = key.Derive("noise")
 	}
-	if cfg.Method == "nonprivate" {
-		tc.ClipNorm = 0
-	}
 	if cfg.Method == "tsgd-ptr" {
 		pol := &optim.PTRPolicy{LRFail: cfg.LRFail, LRPass: cfg.LRPass}
 		if cfg.DynamicF {
 			pol.Trim = &optim.TrimController{Rate: cfg.DynamicRate, Batch: j.expected, IncreaseOnPass: cfg.DynamicIncreaseOnPass}
-			pol.Rule = j.agg.(aggregate.Trimmer)
 		}
 		tc.Policy = pol
 	}
@@ -313,13 +294,14 @@ func buildJob(cfg TrainConfig, resume *checkpoint) (*job, error) {
 		if err != nil {
 			return nil, err
 		}
-		if j.acct, err = newAccountant(cfg, privacy.PoissonSubsampled{Base: stepMech, Q: q}, j.conversion, resume); err != nil {
+		if j.acct, err = newAccountant(cfg, privacy.PoissonSubsampled{Base: stepMech, Q: j.q}, j.conv, resume); err != nil {
 			return nil, err
 		}
 		if resume != nil && j.acct.Steps() != resume.NextStep {
 			return nil, fmt.Errorf("resume %s: the accountant history holds %d steps, the checkpoint is at step %d", cfg.Out, j.acct.Steps(), resume.NextStep)
 		}
 		tc.Accountant = j.acct
+		j.history = j.acct
 	}
 	if j.trainer, err = optim.NewTrainer(tc); err != nil {
 		return nil, err
@@ -330,7 +312,7 @@ func buildJob(cfg TrainConfig, resume *checkpoint) (*job, error) {
 // buildAggregator creates the method's aggregation rule (none for
 // nonprivate); a private rule states its own step mechanism
 // (aggregate.Planned), which the trainer accounts.
-func (j *job) buildAggregator(cfg TrainConfig) error {
+func (j *sgdJob) buildAggregator(cfg TrainConfig) error {
 	name := map[string]string{"dpsgd": "sum", "tsgd-gaussian": "tsum", "tsgd-ptr": "ptr-tsum", "nonprivate-robust": cfg.Rule}[cfg.Method]
 	if name == "" {
 		return nil
@@ -345,7 +327,7 @@ func (j *job) buildAggregator(cfg TrainConfig) error {
 
 // planLength fixes the last step from the configured steps/epochs and, for
 // a target ε, the largest number of steps whose composition stays within it.
-func (j *job) planLength() error {
+func (j *sgdJob) planLength() error {
 	if j.acct != nil {
 		// One step composed on a copy: a bound that cannot be used (say the
 		// white-box bound outside its conditions) fails here, before the run
@@ -390,7 +372,7 @@ func (j *job) planLength() error {
 	if limit < j.start {
 		return fmt.Errorf("resume %s: the configured length (%d steps) is shorter than the %d steps already done; a run cannot be shortened", j.cfg.Out, limit, j.start)
 	}
-	j.maxSteps = limit
+	j.until = limit
 	return nil
 }
 
@@ -425,165 +407,73 @@ func newAccountant(cfg TrainConfig, step privacy.Mechanism, conv privacy.Convers
 	return privacy.NewAccounting(kind, cfg.PLDInterval, conv, privacy.AccountantOptions{AllowUnproven: cfg.AllowUnproven})
 }
 
-func (j *job) run(ctx context.Context, progress io.Writer) (*Summary, error) {
-	metrics, err := openRunLogs(j.cfg.Out, j.start)
-	if err != nil {
-		return nil, err
+func (j *sgdJob) base() *runBase       { return j.runBase }
+func (j *sgdJob) current() model.Model { return j.model }
+
+// begin stops the run when the next step would exceed the target ε.
+func (j *sgdJob) begin(int, *runLogs) (string, error) {
+	if j.cfg.TargetEpsilon <= 0 {
+		return "", nil
 	}
-	defer metrics.Close()
-	var bar stepProgress
-	if progress != nil && j.maxSteps != math.MaxInt {
-		bar = newStepBar(progress, j.cfg.Method, j.maxSteps-j.start, j.expected)
+	// planLength already stops inside the budget; this re-check makes the
+	// guarantee independent of that plan.
+	t0 := time.Now()
+	ok, err := j.trainer.NextStepFits(j.cfg.TargetEpsilon)
+	j.acctTime += time.Since(t0)
+	if err != nil || ok {
+		return "", err
 	}
-	begin := time.Now()
-	step := j.start
-	for ; step < j.maxSteps; step++ {
-		if err := ctx.Err(); err != nil {
-			if cerr := j.checkpoint(step, begin, metrics); cerr != nil {
-				return nil, errors.Join(err, cerr)
-			}
-			return nil, fmt.Errorf("interrupted at step %d (checkpoint written; continue with --resume): %w", step, err)
-		}
-		if j.cfg.TargetEpsilon > 0 {
-			// planLength already stops inside the budget; this re-check makes
-			// the guarantee independent of that plan.
-			t0 := time.Now()
-			ok, err := j.trainer.NextStepFits(j.cfg.TargetEpsilon)
-			j.acctTime += time.Since(t0)
-			if err != nil {
-				return nil, err
-			}
-			if !ok {
-				j.stoppedBy = "budget"
-				break
-			}
-		}
-		res, err := j.trainer.Step(step)
-		if err != nil {
-			if cerr := j.checkpoint(step, begin, metrics); cerr != nil {
-				err = errors.Join(err, cerr)
-			}
-			return nil, err
-		}
-		j.ck.Examples += int64(res.BatchSize)
-		j.ck.LastLoss = res.Loss
-		if o := ptrOutcome(res); o != aggregate.NoPTRTest {
-			j.ck.PTRTests++
-			if o == aggregate.PTRPassed {
-				j.ck.PTRPassed++
-			}
-		}
-		if err := metrics.Step(res); err != nil {
-			return nil, err
-		}
-		if bar != nil {
-			// The console is the operator's: the loss is shown there.
-			desc := fmt.Sprintf("%s loss %.3f", j.cfg.Method, res.Loss)
-			if res.Accountant != "" {
-				desc += fmt.Sprintf(" ε %.3f (%s)", res.Epsilon, res.Accountant)
-			}
-			bar.Describe(desc)
-			bar.Add(1)
-		}
-		if j.cfg.EvalEvery > 0 && (step+1)%j.cfg.EvalEvery == 0 {
-			acc, err := Accuracy(j.model, j.test.X, j.test.Labels, j.test.Dim())
-			if err != nil {
-				return nil, err
-			}
-			if err := metrics.public.Write(map[string]any{"step": step, "test_accuracy": acc}); err != nil {
-				return nil, err
-			}
-		}
-		if j.cfg.CheckpointEvery > 0 && (step+1)%j.cfg.CheckpointEvery == 0 {
-			if err := j.checkpoint(step+1, begin, metrics); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if bar != nil {
-		bar.Finish()
-	}
-	if err := j.checkpoint(step, begin, metrics); err != nil {
-		return nil, err
-	}
-	return j.finish(step)
+	return "budget", nil
 }
 
-// checkpoint atomically records the state before step next: model file
-// first, then state.json naming it, then older model files are removed.
-func (j *job) checkpoint(next int, begin time.Time, metrics *runLogs) error {
-	if err := metrics.Sync(); err != nil {
-		return err
+func (j *sgdJob) step(step int) (optim.StepResult, error) { return j.trainer.Step(step) }
+
+func (j *sgdJob) end(int, optim.StepResult, *runLogs) (bool, error) { return false, nil }
+
+func (j *sgdJob) describe(res optim.StepResult) string {
+	// The console is the operator's: the loss is shown there.
+	desc := fmt.Sprintf("%s loss %.3f", j.cfg.Method, res.Loss)
+	if res.Accountant != "" {
+		desc += fmt.Sprintf(" ε %.3f (%s)", res.Epsilon, res.Accountant)
 	}
-	ck := j.ck
-	ck.Version, ck.NextStep = checkpointVersion, next
-	ck.TrainSecs += time.Since(begin).Seconds()
-	ck.ModelFile = modelFileName(next)
-	if err := model.Save(filepath.Join(j.cfg.Out, ck.ModelFile), j.model); err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
-	}
-	if tr, ok := j.agg.(aggregate.Trimmer); ok {
-		ck.TrimLevel = tr.TrimLevel()
-	}
-	if j.acct != nil {
-		data, err := json.Marshal(j.acct)
-		if err != nil {
-			return fmt.Errorf("checkpoint: accountant: %w", err)
+	return desc
+}
+
+func (j *sgdJob) where(step int) string { return fmt.Sprintf("at step %d", step) }
+
+// save records the rule's state.
+func (j *sgdJob) save(ck *checkpoint) error {
+	if st, ok := j.agg.(aggregate.Stateful); ok {
+		var err error
+		if ck.Rule, err = st.MarshalState(); err != nil {
+			return fmt.Errorf("checkpoint: rule %s: %w", j.agg.Name(), err)
 		}
-		ck.Accountant = data
 	}
-	if err := bind(j.cfg.Out, &j.cfg, &ck); err != nil {
-		return err
-	}
-	if err := writeJSONAtomic(filepath.Join(j.cfg.Out, stateFile), ck); err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
-	}
-	removeModelsExcept(j.cfg.Out, ck.ModelFile)
 	return nil
 }
 
-func (j *job) finish(steps int) (*Summary, error) {
-	s := &Summary{
-		Method: j.cfg.Method, Dataset: j.cfg.Dataset, Model: j.cfg.Model,
-		Steps: steps, StoppedBy: j.stoppedBy, TrainLoss: j.ck.LastLoss,
-		CorruptedExamples: j.corrupted, Examples: j.ck.Examples,
-		PTRTests: j.ck.PTRTests, PTRPassed: j.ck.PTRPassed,
-		PrivacyRandomness: randomnessNote(j.cfg), SecureNoise: j.cfg.Private() && j.cfg.SecureNoise,
+// finish adds the rule's statistics, the test accuracy and the (ε, δ)
+// report, and saves the final model.
+func (j *sgdJob) finish(s *Summary) (pub, full any, err error) {
+	s.CorruptedExamples = j.corrupted
+	if err := addRuleSummary(s, j.agg); err != nil {
+		return nil, nil, err
 	}
-	var state checkpoint
-	if err := readJSON(filepath.Join(j.cfg.Out, stateFile), &state); err != nil {
-		return nil, err
-	}
-	s.WallSeconds = state.TrainSecs
-	if s.WallSeconds > 0 {
-		s.ExamplesPerSecond = float64(s.Examples) / s.WallSeconds
-	}
-	if s.PTRTests > 0 {
-		s.PTRPassRate = float64(s.PTRPassed) / float64(s.PTRTests)
-	}
-	if tr, ok := j.agg.(aggregate.Trimmer); ok {
-		s.FinalF = tr.TrimLevel()
-	}
-	acc, err := Accuracy(j.model, j.test.X, j.test.Labels, j.test.Dim())
-	if err != nil {
-		return nil, err
-	}
-	s.TestAccuracy = acc
 	if j.acct != nil && j.acct.Steps() > 0 {
 		t0 := time.Now()
 		s.Accountant = j.acct.Kind()
 		if rdp, ok := j.acct.(*privacy.RDPAccounting); ok {
-			r, err := rdp.Acc.Epsilon(j.cfg.Delta, j.conversion)
+			r, err := rdp.Acc.Epsilon(j.cfg.Delta, j.conv)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
-			s.Epsilon, s.Delta, s.Order, s.Conversion = r.Epsilon, r.Delta, r.Order, string(j.conversion)
+			s.Epsilon, s.Delta, s.Order, s.Conversion = r.Epsilon, r.Delta, r.Order, string(j.conv)
 			s.Bounds, s.BoundAtOrder = boundsUsed(rdp.Acc, r.Order)
 			s.Unproven = !r.Proven
 		} else {
 			g, err := j.acct.EpsilonFor(j.cfg.Delta)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			s.Epsilon, s.Delta, s.EpsilonOptimistic, s.PLDInterval = g.Epsilon, g.Delta, g.Optimistic, g.Interval
 			s.Unproven = !g.Proven
@@ -591,14 +481,33 @@ func (j *job) finish(steps int) (*Summary, error) {
 		j.acctTime += time.Since(t0)
 		s.AccountingSeconds = (j.acctTime + j.trainer.StepEpsilonTime()).Seconds()
 	}
-	if err := model.Save(filepath.Join(j.cfg.Out, finalModel), j.model); err != nil {
-		return nil, err
+	if s.TestAccuracy, err = j.finalModel(j.model); err != nil {
+		return nil, nil, err
 	}
-	return s, writeSummaries(j.cfg.Out, publicSummary(*s), s)
+	return publicSummary(*s), s, nil
+}
+
+// addRuleSummary sets the summary fields the rule reports
+// (aggregate.Summarizer); a field the summary does not have is an error.
+func addRuleSummary(s *Summary, rule aggregate.Aggregator) error {
+	sm, ok := rule.(aggregate.Summarizer)
+	if !ok {
+		return nil
+	}
+	data, err := json.Marshal(sm.Summary())
+	if err != nil {
+		return fmt.Errorf("rule %s: summary: %w", rule.Name(), err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(s); err != nil {
+		return fmt.Errorf("rule %s: its summary does not fit the run's summary: %w", rule.Name(), err)
+	}
+	return nil
 }
 
 // ptrOutcome is the PTR test's outcome of a step (NoPTRTest for rules
-// without one), for the summary's test counts.
+// without one), for the run audit's counts.
 func ptrOutcome(r optim.StepResult) aggregate.PTROutcome {
 	if d, ok := r.Rule.(aggregate.PTRDiagnostics); ok {
 		return d.Branch

@@ -45,6 +45,22 @@ func readLines(t *testing.T, path string) []string {
 	return strings.Split(strings.TrimSpace(string(data)), "\n")
 }
 
+// sameRun fails unless the runs in directories want (uninterrupted) and got
+// (resumed) end with the same model parameters and the same metrics.jsonl.
+func sameRun(t *testing.T, want, got string) {
+	t.Helper()
+	pw, pg := readParams(t, filepath.Join(want, finalModel)), readParams(t, filepath.Join(got, finalModel))
+	for i := range pw {
+		if pw[i] != pg[i] {
+			t.Fatalf("parameter %d: resumed %v, uninterrupted %v", i, pg[i], pw[i])
+		}
+	}
+	lw, lg := readLines(t, filepath.Join(want, metricsFile)), readLines(t, filepath.Join(got, metricsFile))
+	if strings.Join(lw, "\n") != strings.Join(lg, "\n") {
+		t.Errorf("metrics differ:\nuninterrupted %d lines\nresumed %d lines", len(lw), len(lg))
+	}
+}
+
 // TestResumeIsExact interrupts a run after 7 steps (checkpoint at step 5)
 // and resumes it: the final model, the per-step log and the privacy spent
 // must equal the uninterrupted run's exactly.
@@ -79,16 +95,7 @@ func TestResumeIsExact(t *testing.T) {
 		t.Errorf("resumed summary (ε %v, steps %d, acc %v) differs from uninterrupted (ε %v, steps %d, acc %v)",
 			got.Epsilon, got.Steps, got.TestAccuracy, want.Epsilon, want.Steps, want.TestAccuracy)
 	}
-	pw, pg := readParams(t, filepath.Join(full.Out, finalModel)), readParams(t, filepath.Join(part.Out, finalModel))
-	for i := range pw {
-		if pw[i] != pg[i] {
-			t.Fatalf("parameter %d: resumed %v, uninterrupted %v", i, pg[i], pw[i])
-		}
-	}
-	lw, lg := readLines(t, filepath.Join(full.Out, metricsFile)), readLines(t, filepath.Join(part.Out, metricsFile))
-	if strings.Join(lw, "\n") != strings.Join(lg, "\n") {
-		t.Errorf("metrics differ:\nuninterrupted %d lines\nresumed %d lines", len(lw), len(lg))
-	}
+	sameRun(t, full.Out, part.Out)
 	// The accountant restored from the checkpoint holds all 12 steps once.
 	var ck checkpoint
 	if err := readJSON(filepath.Join(part.Out, stateFile), &ck); err != nil {

@@ -95,6 +95,11 @@ func (a *Sum) Mechanism() privacy.Mechanism {
 	return nil
 }
 
+// ClipNorm returns R, the per-example L2 bound the rule's sensitivity
+// assumes (aggregate.Clipping): the trainer clips every gradient to it, so
+// R is stated once, in the rule's configuration.
+func (a *Sum) ClipNorm() float64 { return a.r }
+
 // Sensitivity returns Δ = min(R(1 + 1e-5), c√P) for dimension p.
 func (a *Sum) Sensitivity(p int) float64 {
 	return math.Min(a.r*(1+normSlack), a.c*math.Sqrt(float64(p)))
