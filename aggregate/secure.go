@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/privtrain/privtrain/exactnoise"
+	"github.com/privtrain/privtrain/internal/vec"
 	"github.com/privtrain/privtrain/privacy"
 )
 
@@ -275,18 +276,10 @@ func (s *secureRelease) prepare(g Grads) error {
 // addBlock adds n_j = trunc(r_j·k) to acc_j (exact: k is a power of two,
 // so r_j·k is exact in float32 and truncated by the conversion) and returns
 // Σ n_j² (wrapping) and the OR of the |n_j|, by which the caller checks
-// that the sum did not wrap.
+// that the sum did not wrap. vec.AddGrid does the work (SIMD where the
+// CPU has it; bit-identical to its Go loop at every level).
 func addBlock(acc []int64, r []float32, k float32) (sq, or uint64) {
-	r = r[:len(acc)]
-	for j, v := range r {
-		n := int64(v * k)
-		acc[j] += n
-		m := n >> 63
-		a := uint64((n ^ m) - m) // |n|
-		or |= a
-		sq += a * a
-	}
-	return sq, or
+	return vec.AddGrid(acc, r[:len(acc)], k)
 }
 
 // prepareRow sets sumsq[i] and mult[i] for row i by the careful path:

@@ -41,3 +41,16 @@ func addScaledAVX2(y, x *float32, n int, s float32, store bool) float64
 //
 //go:noescape
 func addScaledAVX512(y, x *float32, n int, s float32, store bool) float64
+
+// addGridAVX2 is AddGrid on the longest prefix of x[0:n] made of whole
+// groups of 8 values with |x[j]·k| < 2³¹ (AVX2): it returns the length
+// done of that prefix (a multiple of 8) and the sum of squares and OR of
+// its |n_j|.
+//
+//go:noescape
+func addGridAVX2(acc *int64, x *float32, n int, k float32) (done int, sq, or uint64)
+
+// addGridAVX512 is addGridAVX2 with groups of 16 values (AVX-512 F).
+//
+//go:noescape
+func addGridAVX512(acc *int64, x *float32, n int, k float32) (done int, sq, or uint64)
