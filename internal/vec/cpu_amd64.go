@@ -54,3 +54,23 @@ func addGridAVX2(acc *int64, x *float32, n int, k float32) (done int, sq, or uin
 //
 //go:noescape
 func addGridAVX512(acc *int64, x *float32, n int, k float32) (done int, sq, or uint64)
+
+// reluAVX2 is Relu on x[0:n], n a multiple of 8 (AVX2).
+//
+//go:noescape
+func reluAVX2(y, x *float32, n int)
+
+// reluAVX512 is Relu on x[0:n], n a multiple of 16 (AVX-512 F).
+//
+//go:noescape
+func reluAVX512(y, x *float32, n int)
+
+// reluBackAVX2 is ReluBack on dx[0:n], n a multiple of 8 (AVX2).
+//
+//go:noescape
+func reluBackAVX2(dx, y, dy *float32, n int)
+
+// reluBackAVX512 is ReluBack on dx[0:n], n a multiple of 16 (AVX-512 F).
+//
+//go:noescape
+func reluBackAVX512(dx, y, dy *float32, n int)
