@@ -279,19 +279,10 @@ func (s *secureRelease) prepare(g Grads) error {
 // of 4,096 columns, 4.5 with 8,192 and 3.6 with 16,384 (Zen 4, AVX-512).
 const maxSumBlock = 16384
 
-// sumBlocks returns prepare's column blocking for rows of p values: nb
-// blocks of b columns (the last one shorter), nb even when p >
-// maxSumBlock, so that two workers get equal shares. The integer sums do
-// not depend on it.
-func sumBlocks(p int) (b, nb int) {
-	nb = (p + maxSumBlock - 1) / maxSumBlock
-	if nb > 1 && nb%2 == 1 {
-		nb++
-	}
-	nb = max(nb, 1)
-	b = ((p+nb-1)/nb + 15) &^ 15
-	return b, max(1, (p+b-1)/b)
-}
+// sumBlocks returns prepare's column blocking for rows of p values
+// (vec.ColumnBlocks: an even number of blocks when p > maxSumBlock, so
+// that two workers get equal shares). The integer sums do not depend on it.
+func sumBlocks(p int) (b, nb int) { return vec.ColumnBlocks(p, maxSumBlock) }
 
 // addBlock adds n_j = trunc(r_j·k) to acc_j (exact: k is a power of two,
 // so r_j·k is exact in float32 and truncated by the conversion) and returns
