@@ -87,13 +87,21 @@ func clipSetup(m, p int, r float64, sq []float64) (float64, error) {
 }
 
 // forRows runs f on rows 0..m−1, split over `workers` goroutines (at least
-// one, at most m) in contiguous ranges; f reports false for a row whose
+// one, at most m; one runs on the caller's goroutine) in contiguous ranges; f reports false for a row whose
 // gradient is not finite, which ends its goroutine's range. It returns an
 // error naming the first such row (the lowest index any goroutine
 // reported). Each row is handled by exactly one goroutine, so results do
 // not depend on the number of workers.
 func forRows(m, workers int, f func(i int) bool) error {
 	workers = max(1, min(workers, m))
+	if workers == 1 { // no goroutine to start and wait for
+		for i := 0; i < m; i++ {
+			if !f(i) {
+				return notFinite(i)
+			}
+		}
+		return nil
+	}
 	bad := make([]int, workers)
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
@@ -113,10 +121,15 @@ func forRows(m, workers int, f func(i int) bool) error {
 	wg.Wait()
 	for _, i := range bad {
 		if i >= 0 {
-			return fmt.Errorf("per-example gradient of batch row %d is not finite (NaN or Inf): refusing to release it", i)
+			return notFinite(i)
 		}
 	}
 	return nil
+}
+
+// notFinite is the error for batch row i whose gradient is NaN or Inf.
+func notFinite(i int) error {
+	return fmt.Errorf("per-example gradient of batch row %d is not finite (NaN or Inf): refusing to release it", i)
 }
 
 // clipRow scales row (computed norm n, relative norm error ≤ e) so that
