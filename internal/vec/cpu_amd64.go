@@ -74,3 +74,9 @@ func reluBackAVX2(dx, y, dy *float32, n int)
 //
 //go:noescape
 func reluBackAVX512(dx, y, dy *float32, n int)
+
+// addRowsAVX2 is AddRows on the first n columns (a multiple of 8) of
+// dst, the rows of m being c values apart (AVX2).
+//
+//go:noescape
+func addRowsAVX2(dst, m *float32, c, n, rows int)

@@ -39,3 +39,7 @@ func reluBackAVX2(dx, y, dy *float32, n int) {
 func reluBackAVX512(dx, y, dy *float32, n int) {
 	panic("vec: reluBackAVX512 without assembly support")
 }
+
+func addRowsAVX2(dst, m *float32, c, n, rows int) {
+	panic("vec: addRowsAVX2 without assembly support")
+}
