@@ -60,14 +60,19 @@ func (a *Sum) AggregateScaled(g Grads, scale []float32, rng *rand.Rand, out []fl
 	var e float64
 	if a.sec != nil {
 		e = vec.NormErr(g.P)
-		for i, s := range scale {
-			r := row(g, i)
-			if s == 1 {
-				g.Norms[i] = math.Sqrt(vec.SumSquares(r))
-			} else {
-				g.Norms[i] = math.Sqrt(vec.ScaleSumSquares(r, s))
+		// Rows are independent: split them over the cores (each row is
+		// scaled and measured by one goroutine, so nothing depends on it).
+		workers := runtime.GOMAXPROCS(0)
+		parallelRange(workers, g.M*g.P, func(w int) {
+			for i := w * g.M / workers; i < (w+1)*g.M/workers; i++ {
+				r := row(g, i)
+				if s := scale[i]; s == 1 {
+					g.Norms[i] = math.Sqrt(vec.SumSquares(r))
+				} else {
+					g.Norms[i] = math.Sqrt(vec.ScaleSumSquares(r, s))
+				}
 			}
-		}
+		})
 	} else {
 		e = vec.SumScaledRowsNormErr(g.P)
 		a.s.grow(g.M, g.P)

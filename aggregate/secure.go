@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/privtrain/privtrain/exactnoise"
+	"github.com/privtrain/privtrain/internal/vec"
 	"github.com/privtrain/privtrain/privacy"
 )
 
@@ -201,8 +202,8 @@ func (s *secureRelease) Mechanism() privacy.Mechanism { return s.mech }
 
 // prepare computes every row's exact squared norm on the grid, shrinking
 // rows above ⌊R'²⌋ (see secureRelease), and the exact integer sum of all
-// rows into s.total. The gradients are read once, in blocks of 4096
-// columns that stay in L1 across the rows (as sumRows does); each worker
+// rows into s.total. The gradients are read once, in column blocks
+// (sumBlocks) whose accumulators stay in cache across the rows; each worker
 // owns whole column blocks and keeps per-row partial squared norms, which
 // are then added in integers, so nothing depends on the number of workers.
 // A row whose norm is too large, or whose values exceed the fast path's
@@ -216,8 +217,7 @@ func (s *secureRelease) prepare(g Grads) error {
 	if len(s.total) != g.P {
 		s.total = make([]int64, g.P)
 	}
-	const block = 4096
-	nb := (g.P + block - 1) / block
+	block, nb := sumBlocks(g.P)
 	workers := 1
 	if g.M*g.P >= 1<<14 {
 		workers = max(min(runtime.GOMAXPROCS(0), nb), 1)
@@ -272,21 +272,25 @@ func (s *secureRelease) prepare(g Grads) error {
 	return nil
 }
 
+// maxSumBlock is the longest column block of prepare: each row adds its
+// part of a block in one sequential run, into 16,384 int64 accumulators
+// (128 KiB, in L2). Long runs keep the hardware prefetcher streaming: on
+// the MNIST CNN's 256 × 26,010 batch, prepare took 5.3 CPU-ms with blocks
+// of 4,096 columns, 4.5 with 8,192 and 3.6 with 16,384 (Zen 4, AVX-512).
+const maxSumBlock = 16384
+
+// sumBlocks returns prepare's column blocking for rows of p values
+// (vec.ColumnBlocks: an even number of blocks when p > maxSumBlock, so
+// that two workers get equal shares). The integer sums do not depend on it.
+func sumBlocks(p int) (b, nb int) { return vec.ColumnBlocks(p, maxSumBlock) }
+
 // addBlock adds n_j = trunc(r_j·k) to acc_j (exact: k is a power of two,
 // so r_j·k is exact in float32 and truncated by the conversion) and returns
 // Σ n_j² (wrapping) and the OR of the |n_j|, by which the caller checks
-// that the sum did not wrap.
+// that the sum did not wrap. vec.AddGrid does the work (SIMD where the
+// CPU has it; bit-identical to its Go loop at every level).
 func addBlock(acc []int64, r []float32, k float32) (sq, or uint64) {
-	r = r[:len(acc)]
-	for j, v := range r {
-		n := int64(v * k)
-		acc[j] += n
-		m := n >> 63
-		a := uint64((n ^ m) - m) // |n|
-		or |= a
-		sq += a * a
-	}
-	return sq, or
+	return vec.AddGrid(acc, r[:len(acc)], k)
 }
 
 // prepareRow sets sumsq[i] and mult[i] for row i by the careful path:

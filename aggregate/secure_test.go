@@ -351,6 +351,23 @@ func BenchmarkSecureRules(b *testing.B) {
 	}
 }
 
+// BenchmarkSecurePrepare is the secure release's exact integer sum and
+// squared norms of an MNIST DP step's clipped rows (256 × 26,010).
+func BenchmarkSecurePrepare(b *testing.B) {
+	const m, p = 256, 26010
+	g := batch(randRows(rand.New(rand.NewPCG(1, 1)), m, p, 1), 1)
+	sec, err := newSecure(Config{Sigma: 1.1, ClipNorm: 1}, false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(4 * m * p))
+	for range b.N {
+		if err := sec.prepare(g); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // Secure tsum releases the exact integer sum of the rows kept by exact grid
 // norm: with F = 1 of three rows, the mean release over many draws equals
 // the independently computed sum of the two smallest truncated rows, and a

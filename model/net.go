@@ -256,15 +256,9 @@ func (w *graph) perExample(cnt, p int, grads []float32, sq []float64) error {
 	return nil
 }
 
-// addRows adds the rows of the rows × len(dst) matrix m to dst.
-func addRows(dst, m []float32, rows int) {
-	c := len(dst)
-	for r := 0; r < rows; r++ {
-		for k, v := range m[r*c : (r+1)*c] {
-			dst[k] += v
-		}
-	}
-}
+// addRows adds the rows of the rows × len(dst) matrix m to dst, in row
+// order (vec.AddRows: the plain loop's result, several columns at a time).
+func addRows(dst, m []float32, rows int) { vec.AddRows(dst, m, rows) }
 
 // makePlan cuts an m-row batch into chunks: full large chunks, then the
 // remainder in small chunks (or one large one if that wastes less), each

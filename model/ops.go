@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/chewxy/hm"
+	"github.com/privtrain/privtrain/internal/vec"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -362,10 +363,7 @@ func (o *reluOp) UsePreallocDo(p G.Value, in ...G.Value) (G.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	y := outData
-	for i, v := range d[0][:len(y)] {
-		y[i] = max(v, 0)
-	}
+	vec.Relu(outData, d[0][:len(outData)])
 	return out, nil
 }
 func (o *reluOp) DiffWRT(int) []bool { return []bool{true} }
@@ -403,12 +401,7 @@ func (o *reluBackOp) UsePreallocDo(p G.Value, in ...G.Value) (G.Value, error) {
 	}
 	// y = max(a, 0) ≥ +0, so y > 0 iff its bits are non-zero; the mask
 	// avoids a data-dependent branch.
-	y, dy := d[0], d[1]
-	y, dy = y[:len(outData)], dy[:len(outData)]
-	for i := range outData {
-		m := -int32(math.Float32bits(y[i])) >> 31
-		outData[i] = math.Float32frombits(math.Float32bits(dy[i]) & uint32(m))
-	}
+	vec.ReluBack(outData, d[0], d[1])
 	return out, nil
 }
 

@@ -49,18 +49,58 @@ func normErr(p int) float64 { return float64(p/16+6) * 0x1p-53 }
 // Work is split over `workers` goroutines by rows; each row is processed by
 // one goroutine with a fixed summation order, so results are deterministic.
 func clipRows(g []float32, m, p int, r float64, sq []float64, norms []float64, workers int) error {
+	e, err := clipSetup(m, p, r, sq)
+	if err != nil {
+		return err
+	}
+	return forRows(m, workers, func(i int) bool {
+		row := g[i*p : (i+1)*p]
+		var ss float64
+		if sq != nil {
+			ss = sq[i]
+		} else {
+			ss = vec.SumSquares(row)
+		}
+		n := math.Sqrt(ss)
+		if math.IsNaN(n) || math.IsInf(n, 0) {
+			return false
+		}
+		if r > 0 {
+			n = clipRow(row, n, r, e)
+		}
+		norms[i] = n
+		return true
+	})
+}
+
+// clipSetup checks the arguments shared by clipRows and clipFactors and
+// returns the norm error bound e = normErr(p).
+func clipSetup(m, p int, r float64, sq []float64) (float64, error) {
 	e := normErr(p)
 	if r > 0 && e > maxNormErr {
-		return fmt.Errorf("rows of %d values: the norm error bound %.3g exceeds %.3g, so clipping cannot guarantee ‖g‖ ≤ R", p, e, maxNormErr)
+		return 0, fmt.Errorf("rows of %d values: the norm error bound %.3g exceeds %.3g, so clipping cannot guarantee ‖g‖ ≤ R", p, e, maxNormErr)
 	}
 	if sq != nil && len(sq) != m {
-		return fmt.Errorf("clipping %d rows with %d precomputed squared norms", m, len(sq))
+		return 0, fmt.Errorf("clipping %d rows with %d precomputed squared norms", m, len(sq))
 	}
-	if workers < 1 {
-		workers = 1
-	}
-	if workers > m {
-		workers = m
+	return e, nil
+}
+
+// forRows runs f on rows 0..m−1, split over `workers` goroutines (at least
+// one, at most m; one runs on the caller's goroutine) in contiguous ranges; f reports false for a row whose
+// gradient is not finite, which ends its goroutine's range. It returns an
+// error naming the first such row (the lowest index any goroutine
+// reported). Each row is handled by exactly one goroutine, so results do
+// not depend on the number of workers.
+func forRows(m, workers int, f func(i int) bool) error {
+	workers = max(1, min(workers, m))
+	if workers == 1 { // no goroutine to start and wait for
+		for i := 0; i < m; i++ {
+			if !f(i) {
+				return notFinite(i)
+			}
+		}
+		return nil
 	}
 	bad := make([]int, workers)
 	var wg sync.WaitGroup
@@ -71,32 +111,25 @@ func clipRows(g []float32, m, p int, r float64, sq []float64, norms []float64, w
 		go func(w, lo, hi int) {
 			defer wg.Done()
 			for i := lo; i < hi; i++ {
-				row := g[i*p : (i+1)*p]
-				var ss float64
-				if sq != nil {
-					ss = sq[i]
-				} else {
-					ss = vec.SumSquares(row)
-				}
-				n := math.Sqrt(ss)
-				if math.IsNaN(n) || math.IsInf(n, 0) {
+				if !f(i) {
 					bad[w] = i
 					return
 				}
-				if r > 0 {
-					n = clipRow(row, n, r, e)
-				}
-				norms[i] = n
 			}
 		}(w, lo, hi)
 	}
 	wg.Wait()
 	for _, i := range bad {
 		if i >= 0 {
-			return fmt.Errorf("per-example gradient of batch row %d is not finite (NaN or Inf): refusing to release it", i)
+			return notFinite(i)
 		}
 	}
 	return nil
+}
+
+// notFinite is the error for batch row i whose gradient is NaN or Inf.
+func notFinite(i int) error {
+	return fmt.Errorf("per-example gradient of batch row %d is not finite (NaN or Inf): refusing to release it", i)
 }
 
 // clipRow scales row (computed norm n, relative norm error ≤ e) so that

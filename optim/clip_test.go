@@ -1,9 +1,12 @@
 package optim
 
 import (
+	"fmt"
 	"github.com/privtrain/privtrain/aggregate"
 	"math"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -89,5 +92,36 @@ func TestSeedsAreReproducibleAndDistinct(t *testing.T) {
 	}
 	if StepRNG(3, 10).Uint64() == StepRNG(3, 11).Uint64() {
 		t.Fatal("consecutive steps share a stream")
+	}
+}
+
+// TestForRows checks the shared worker split: every row is visited exactly
+// once for any worker count (the caller's goroutine alone, or several), and
+// the error names the lowest bad row even when a later range finds its bad
+// row first.
+func TestForRows(t *testing.T) {
+	for _, m := range []int{0, 1, 7, 64} {
+		for _, workers := range []int{0, 1, 2, 3, 100} {
+			seen := make([]int32, m)
+			if err := forRows(m, workers, func(i int) bool { atomic.AddInt32(&seen[i], 1); return true }); err != nil {
+				t.Fatalf("m=%d workers=%d: %v", m, workers, err)
+			}
+			for i, c := range seen {
+				if c != 1 {
+					t.Fatalf("m=%d workers=%d: row %d visited %d times", m, workers, i, c)
+				}
+			}
+			for _, bads := range [][]int{{m - 1}, {m / 2, m - 1}, {0, m - 1}} {
+				if m == 0 {
+					continue
+				}
+				isBad := func(i int) bool { return slices.Contains(bads, i) }
+				err := forRows(m, workers, func(i int) bool { return !isBad(i) })
+				want := fmt.Sprintf("row %d ", slices.Min(bads))
+				if err == nil || !strings.Contains(err.Error(), want) {
+					t.Errorf("m=%d workers=%d bad rows %v: got %v, want an error naming %q", m, workers, bads, err, want)
+				}
+			}
+		}
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"sync"
 
 	"github.com/privtrain/privtrain/aggregate"
 	"github.com/privtrain/privtrain/internal/vec"
@@ -22,54 +21,33 @@ import (
 // measures every clipped row in one pass and verifies the bound on the
 // measured norms before releasing anything.
 func clipFactors(g []float32, m, p int, r float64, sq []float64, scale []float32, workers int) error {
-	e := normErr(p)
-	if r > 0 && e > maxNormErr {
-		return fmt.Errorf("rows of %d values: the norm error bound %.3g exceeds %.3g, so clipping cannot guarantee ‖g‖ ≤ R", p, e, maxNormErr)
-	}
-	if sq != nil && len(sq) != m {
-		return fmt.Errorf("clipping %d rows with %d precomputed squared norms", m, len(sq))
+	e, err := clipSetup(m, p, r, sq)
+	if err != nil {
+		return err
 	}
 	if len(scale) != m {
 		return fmt.Errorf("clipping %d rows with %d clip factors", m, len(scale))
 	}
-	workers = max(1, min(workers, m))
 	if sq != nil {
 		workers = 1 // nothing to compute but a square root per row
 	}
-	bad := make([]int, workers)
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		lo, hi := w*m/workers, (w+1)*m/workers
-		bad[w] = -1
-		wg.Add(1)
-		go func(w, lo, hi int) {
-			defer wg.Done()
-			for i := lo; i < hi; i++ {
-				var ss float64
-				if sq != nil {
-					ss = sq[i]
-				} else {
-					ss = vec.SumSquares(g[i*p : (i+1)*p])
-				}
-				n := math.Sqrt(ss)
-				if math.IsNaN(n) || math.IsInf(n, 0) {
-					bad[w] = i
-					return
-				}
-				scale[i] = 1
-				if r > 0 && n*(1+e) > r {
-					scale[i] = float32(r * (1 - clipMargin) / n)
-				}
-			}
-		}(w, lo, hi)
-	}
-	wg.Wait()
-	for _, i := range bad {
-		if i >= 0 {
-			return fmt.Errorf("per-example gradient of batch row %d is not finite (NaN or Inf): refusing to release it", i)
+	return forRows(m, workers, func(i int) bool {
+		var ss float64
+		if sq != nil {
+			ss = sq[i]
+		} else {
+			ss = vec.SumSquares(g[i*p : (i+1)*p])
 		}
-	}
-	return nil
+		n := math.Sqrt(ss)
+		if math.IsNaN(n) || math.IsInf(n, 0) {
+			return false
+		}
+		scale[i] = 1
+		if r > 0 && n*(1+e) > r {
+			scale[i] = float32(r * (1 - clipMargin) / n)
+		}
+		return true
+	})
 }
 
 // clipAndAggregate clips the m rows of g to the trainer's R and releases

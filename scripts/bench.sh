@@ -18,6 +18,8 @@
 #    backward) and % of the measured peak. Whole optimizer steps from optim/
 #    (BenchmarkStep/<method>/<case>) are used when present, else model/'s
 #    BenchmarkModelStep.
+# 4. It FAILS (exit 1) when the kernel table has no rows or a package printed
+#    no benchmark results, instead of printing empty tables.
 #
 # Usage: scripts/bench.sh [extra go test flags]   (BENCHTIME=3s by default)
 # PRIVTRAIN_ASM=off|avx2 limits the kernels of the step benchmarks.
@@ -25,21 +27,44 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-out=$(mktemp)
-trap 'rm -f "$out"' EXIT
+# Each package's output goes to its own file in a private temporary
+# directory (never one shared file appended to by several pipelines), and
+# the tables are computed from those files only after every run has ended.
+dir=$(mktemp -d "${TMPDIR:-/tmp}/privtrain-bench.XXXXXX")
+trap 'rm -rf "$dir"' EXIT
 echo "# $(date -u +%FT%TZ)  $(uptime)"
 echo "# CPU: $(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | sed 's/.*: //'); flags: $(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null | tr ' ' '\n' | grep -E '^(avx2|fma|avx512f|avx512bw|avx512vl)$' | tr '\n' ' ')"
 echo "# PRIVTRAIN_ASM=${PRIVTRAIN_ASM:-<unset>}"
 # The packages run one after the other (never concurrently, which would
 # halve each one's cores); optim/ is optional.
 bt="${BENCHTIME:-3s}"
-go test -run '^$' -bench . -benchtime 1s "$@" ./internal/vec/ | tee "$out"
-go test -run '^$' -bench . -benchtime "$bt" "$@" ./model/ | tee -a "$out"
-if ! go test -run '^$' -bench . -benchtime "$bt" "$@" ./optim/ | tee -a "$out"; then
+# run NAME BENCHTIME PKG [flags]: benchmarks of PKG into $dir/NAME.txt, then
+# printed; fails if go test fails or printed no benchmark line.
+run() {
+	local name=$1 t=$2 pkg=$3
+	shift 3
+	local f="$dir/$name.txt" rc=0
+	go test -run '^$' -bench . -benchtime "$t" "$@" "$pkg" >"$f" || rc=$?
+	cat "$f"
+	if [ "$rc" -ne 0 ]; then
+		echo "bench.sh: go test $pkg failed (exit $rc)" >&2
+		return 1
+	fi
+	if ! grep -q '^Benchmark' "$f"; then
+		echo "bench.sh: go test $pkg printed no benchmark results" >&2
+		return 1
+	fi
+}
+run vec 1s ./internal/vec/ "$@"
+run model "$bt" ./model/ "$@"
+if ! run optim "$bt" ./optim/ "$@"; then
 	echo "bench.sh: warning: optim/ benchmarks failed; using model/ only" >&2
+	rm -f "$dir/optim.txt"
 fi
 echo "# end: $(uptime)"
 
+files=("$dir/vec.txt" "$dir/model.txt")
+[ -f "$dir/optim.txt" ] && files+=("$dir/optim.txt")
 awk '
 # Benchmark lines: name iterations value unit value unit ...
 /^Benchmark/ {
@@ -60,7 +85,7 @@ function pick(method, c,   n) {
 	return ""
 }
 END {
-	bad = 0
+	bad = 0; rows = 0
 	printf "\n%-44s %12s %12s %12s %10s %10s\n", "kernel", "go ns/op", "avx2/asm", "avx512", "go/asm", "avx2/avx512"
 	for (k = 1; k <= nb; k++) {
 		n = order[k]
@@ -76,7 +101,9 @@ END {
 		flag = ""
 		if (ns[a2] >= ns[n] || ((a5 in ns) && ns[a5] >= ns[n])) { flag = "  FAIL: assembly not faster than Go"; bad = 1 }
 		printf "%-44s %12.0f %12.0f %12s %9.2fx %10s%s\n", base, ns[n], ns[a2], s5, r, r25, flag
+		rows++
 	}
+	if (rows == 0) { printf "FAIL: the kernel table has no rows (no .../go benchmark with an assembly level in %d benchmark lines)\n", nb; bad = 1 }
 	peak = 0
 	for (n in gf) if (n ~ /^BenchmarkFMAPeak\// && gf[n] > peak) { peak = gf[n]; pn = n }
 	if (peak > 0) printf "\nmeasured f32 FMA peak: %.1f GFLOP/s (%s)\n", peak, pn
@@ -93,4 +120,4 @@ END {
 		printf "%-12s %10.0f ex/s %10.0f ex/s %11.2fx %10.1f %10.1f %9s %9s  %s\n", c, xs[a], xs[b], ns[b] / ns[a], ga, gb, pa, pb, src
 	}
 	exit bad
-}' "$out"
+}' "${files[@]}"

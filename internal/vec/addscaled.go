@@ -82,11 +82,15 @@ func NormErr(n int) float64 { return float64(n/16+6) * 0x1p-53 }
 const maxRowBlock = 16384
 
 // rowBlocks returns the column blocking of SumScaledRows for rows of p
-// values: nb blocks of b values (the last one shorter), b a multiple of 16,
-// nb ≥ 2 even (unless p ≤ maxRowBlock), so that two workers get equal
-// work. It depends on p only, never on the number of workers.
-func rowBlocks(p int) (b, nb int) {
-	nb = (p + maxRowBlock - 1) / maxRowBlock
+// values: ColumnBlocks(p, maxRowBlock).
+func rowBlocks(p int) (b, nb int) { return ColumnBlocks(p, maxRowBlock) }
+
+// ColumnBlocks splits p columns into nb blocks of b columns (the last one
+// shorter), b a multiple of 16 and at most maxBlock (a multiple of 16), nb even unless
+// p ≤ maxBlock, so that two workers get equal work. It depends on p and
+// maxBlock only, never on the number of workers.
+func ColumnBlocks(p, maxBlock int) (b, nb int) {
+	nb = (p + maxBlock - 1) / maxBlock
 	if nb > 1 && nb%2 == 1 {
 		nb++
 	}

@@ -41,3 +41,42 @@ func addScaledAVX2(y, x *float32, n int, s float32, store bool) float64
 //
 //go:noescape
 func addScaledAVX512(y, x *float32, n int, s float32, store bool) float64
+
+// addGridAVX2 is AddGrid on the longest prefix of x[0:n] made of whole
+// groups of 8 values with |x[j]·k| < 2³¹ (AVX2): it returns the length
+// done of that prefix (a multiple of 8) and the sum of squares and OR of
+// its |n_j|.
+//
+//go:noescape
+func addGridAVX2(acc *int64, x *float32, n int, k float32) (done int, sq, or uint64)
+
+// addGridAVX512 is addGridAVX2 with groups of 16 values (AVX-512 F).
+//
+//go:noescape
+func addGridAVX512(acc *int64, x *float32, n int, k float32) (done int, sq, or uint64)
+
+// reluAVX2 is Relu on x[0:n], n a multiple of 8 (AVX2).
+//
+//go:noescape
+func reluAVX2(y, x *float32, n int)
+
+// reluAVX512 is Relu on x[0:n], n a multiple of 16 (AVX-512 F).
+//
+//go:noescape
+func reluAVX512(y, x *float32, n int)
+
+// reluBackAVX2 is ReluBack on dx[0:n], n a multiple of 8 (AVX2).
+//
+//go:noescape
+func reluBackAVX2(dx, y, dy *float32, n int)
+
+// reluBackAVX512 is ReluBack on dx[0:n], n a multiple of 16 (AVX-512 F).
+//
+//go:noescape
+func reluBackAVX512(dx, y, dy *float32, n int)
+
+// addRowsAVX2 is AddRows on the first n columns (a multiple of 8) of
+// dst, the rows of m being c values apart (AVX2).
+//
+//go:noescape
+func addRowsAVX2(dst, m *float32, c, n, rows int)
