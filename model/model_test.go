@@ -485,3 +485,59 @@ func TestPerExampleVisit(t *testing.T) {
 		}
 	}
 }
+
+// TestChunkSizesDoNotChangeRows checks that per-example gradients and
+// losses do not depend on the chunk sizes (only sums over a chunk do):
+// the rows that rules other than the plain sum receive are the same bits
+// whatever chunkSizes chooses. It also pins chunkSizes for the built-in
+// CNNs.
+func TestChunkSizesDoNotChangeRows(t *testing.T) {
+	for _, c := range []struct {
+		s    Spec
+		want [2]int
+	}{
+		{Spec{Arch: "tfp-cnn", InputShape: []int{1, 28, 28}, Classes: 10}, [2]int{128, 16}},
+		{Spec{Arch: "tfp-cnn", InputShape: []int{3, 32, 32}, Classes: 10}, [2]int{64, 16}},
+		{Spec{Arch: "pdp-cnn-svhn", InputShape: []int{3, 32, 32}, Classes: 10}, [2]int{128, 16}},
+		{Spec{Arch: "logreg", InputShape: []int{784}, Classes: 10}, [2]int{256, 32}},
+	} {
+		ref, err := newNet(c.s, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ref.sizes != c.want {
+			t.Errorf("%s %v: chunk sizes %v, want %v", c.s.Arch, c.s.InputShape, ref.sizes, c.want)
+		}
+		if testing.Short() && c.s.InputShape[0] == 3 {
+			continue
+		}
+		P := ref.NumParams()
+		for _, sizes := range [][2]int{{64, 16}, {16, 16}, {128, 32}} {
+			alt, err := newNetChunks(c.s, 3, sizes)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, M := range []int{17, 250, 270} {
+				b := randomBatch(c.s, M, rand.New(rand.NewPCG(9, uint64(M))))
+				g1, g2 := make([]float32, M*P), make([]float32, M*P)
+				l1, l2 := make([]float32, M), make([]float32, M)
+				if err := ref.PerExampleGrads(b, g1, l1); err != nil {
+					t.Fatal(err)
+				}
+				if err := alt.PerExampleGrads(b, g2, l2); err != nil {
+					t.Fatal(err)
+				}
+				for i := range g1 {
+					if math.Float32bits(g1[i]) != math.Float32bits(g2[i]) {
+						t.Fatalf("%s %v, chunks %v vs %v, M=%d: value %d: %v vs %v", c.s.Arch, c.s.InputShape, ref.sizes, sizes, M, i, g1[i], g2[i])
+					}
+				}
+				for i := range l1 {
+					if l1[i] != l2[i] {
+						t.Fatalf("%s, chunks %v, M=%d: loss %d: %v vs %v", c.s.Arch, sizes, M, i, l1[i], l2[i])
+					}
+				}
+			}
+		}
+	}
+}

@@ -19,15 +19,50 @@ import (
 const numWorkers = 2
 
 // chunkSizes returns the rows per run of the large and the small graph of
-// a network: smaller for CNNs (networks with an (H, W, C) image, the
-// output of a convolution), whose examples cost more.
+// a network. Besides its arithmetic, every run of a graph has a fixed cost:
+// Gorgonia's tape machine (RunAll) starts a goroutine and waits for it on
+// a goroutine locked to its OS thread, so each run costs two thread
+// hand-offs, during which a core idles (≈ 0.3 ms per run on the 2-vCPU
+// machine of docs/kernels-evidence.md, wave 4: 16% of the MNIST DP step's
+// wall time with 64-row chunks). CNNs (networks with an (H, W, C) image,
+// the output of a convolution) get the smallest large size among 64, 128
+// and 256 rows whose run has at least minRunMACs forward multiply-adds
+// (the TF-Privacy CNN: 128 rows on MNIST, 64 on CIFAR-shaped input), and
+// small runs of 16; other networks 256 and 32. The sizes depend on the
+// network alone, never on the machine.
 func chunkSizes(layers []layer) [2]int {
 	for _, l := range layers {
 		if l.in.Layout == HWC || l.out.Layout == HWC {
-			return [2]int{64, 16}
+			big := 64
+			for big < 256 && big*forwardMACs(layers) < minRunMACs {
+				big *= 2
+			}
+			return [2]int{big, 16}
 		}
 	}
 	return [2]int{256, 32}
+}
+
+// minRunMACs is the least forward work of a large CNN run (multiply-adds).
+const minRunMACs = 48 << 20
+
+// forwardMACs estimates one example's forward multiply-adds: for every
+// layer with parameters, its output positions (H·W of an image, else 1)
+// times the size of its first parameter tensor — exact for convolutions
+// (kernel) and dense layers (weights).
+func forwardMACs(layers []layer) int {
+	n := 0
+	for _, l := range layers {
+		if len(l.sizes) == 0 {
+			continue
+		}
+		pos := 1
+		if l.out.Layout == HWC {
+			pos = l.out.H * l.out.W
+		}
+		n += pos * l.sizes[0]
+	}
+	return n
 }
 
 // chunk is a run of cnt ≤ graph size rows from start, on one worker.
@@ -81,7 +116,10 @@ type paramLayer struct {
 	scratch []float32    // one example's gradient, to sum a chunk without batch
 }
 
-func newNet(s Spec, seed uint64) (*net, error) {
+func newNet(s Spec, seed uint64) (*net, error) { return newNetChunks(s, seed, [2]int{}) }
+
+// newNetChunks is newNet with the given chunk sizes (zero: chunkSizes).
+func newNetChunks(s Spec, seed uint64, sizes [2]int) (*net, error) {
 	layers, init, loss, err := archLayers(s)
 	if err != nil {
 		return nil, err
@@ -92,7 +130,10 @@ func newNet(s Spec, seed uint64) (*net, error) {
 	}
 	s.InputShape = append([]int(nil), s.InputShape...)
 	s.Network = s.Network.clone()
-	n := &net{spec: s, layers: layers, loss: loss, p: p, in: layers[0].in.Size(), params: alignedF32(p), sizes: chunkSizes(layers), l2: float32(s.L2)}
+	if sizes[0] == 0 {
+		sizes = chunkSizes(layers)
+	}
+	n := &net{spec: s, layers: layers, loss: loss, p: p, in: layers[0].in.Size(), params: alignedF32(p), sizes: sizes, l2: float32(s.L2)}
 	initParams(layers, init, n.params, seed)
 	for i := range n.w {
 		w := &worker{acc: make([]float32, p), row: alignedF32(p)}
