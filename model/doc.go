@@ -109,10 +109,8 @@
 // # Implementation
 //
 // Each model compiles four Gorgonia graphs (gorgonia.org/gorgonia, float32),
-// a large and a small one for each of two workers (for CNNs 16 examples and
-// the least of 64, 128, 256 whose run has ≥ 48·2²⁰ forward multiply-adds —
-// 128 for the MNIST CNN, 64 CIFAR-shaped — because every run of a graph
-// costs two thread hand-offs; 256 and 32 otherwise: chunkSizes), built once from the package's own Ops:
+// a large and a small one (64 and 16 examples for CNNs, 256 and 32
+// otherwise) for each of two workers, built once from the package's own Ops:
 // convolution as im2col into a preallocated buffer plus one sgemm,
 // branch-free max-pooling, average pooling, ReLU, tanh, group norm, dense
 // layers and a masked loss, each with its symbolic derivative. Ops own

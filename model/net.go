@@ -19,50 +19,22 @@ import (
 const numWorkers = 2
 
 // chunkSizes returns the rows per run of the large and the small graph of
-// a network. Besides its arithmetic, every run of a graph has a fixed cost:
-// Gorgonia's tape machine (RunAll) starts a goroutine and waits for it on
-// a goroutine locked to its OS thread, so each run costs two thread
-// hand-offs, during which a core idles (≈ 0.3 ms per run on the 2-vCPU
-// machine of docs/kernels-evidence.md, wave 4: 16% of the MNIST DP step's
-// wall time with 64-row chunks). CNNs (networks with an (H, W, C) image,
-// the output of a convolution) get the smallest large size among 64, 128
-// and 256 rows whose run has at least minRunMACs forward multiply-adds
-// (the TF-Privacy CNN: 128 rows on MNIST, 64 on CIFAR-shaped input), and
-// small runs of 16; other networks 256 and 32. The sizes depend on the
-// network alone, never on the machine.
+// a network: smaller for CNNs (networks with an (H, W, C) image, the
+// output of a convolution), whose examples cost more.
+//
+// Every run of a graph has a fixed cost besides its arithmetic: Gorgonia's
+// tape machine (RunAll) starts a goroutine and waits for it on a goroutine
+// locked to its OS thread, so a run costs two thread hand-offs during
+// which a core idles (docs/kernels-evidence.md, wave 4: about 0.3 ms per
+// run on the 2-vCPU test machine). 128-row chunks for the MNIST CNN halve
+// the runs but were not faster in a quiet A/B run, so the sizes stay.
 func chunkSizes(layers []layer) [2]int {
 	for _, l := range layers {
 		if l.in.Layout == HWC || l.out.Layout == HWC {
-			big := 64
-			for big < 256 && big*forwardMACs(layers) < minRunMACs {
-				big *= 2
-			}
-			return [2]int{big, 16}
+			return [2]int{64, 16}
 		}
 	}
 	return [2]int{256, 32}
-}
-
-// minRunMACs is the least forward work of a large CNN run (multiply-adds).
-const minRunMACs = 48 << 20
-
-// forwardMACs estimates one example's forward multiply-adds: for every
-// layer with parameters, its output positions (H·W of an image, else 1)
-// times the size of its first parameter tensor — exact for convolutions
-// (kernel) and dense layers (weights).
-func forwardMACs(layers []layer) int {
-	n := 0
-	for _, l := range layers {
-		if len(l.sizes) == 0 {
-			continue
-		}
-		pos := 1
-		if l.out.Layout == HWC {
-			pos = l.out.H * l.out.W
-		}
-		n += pos * l.sizes[0]
-	}
-	return n
 }
 
 // chunk is a run of cnt ≤ graph size rows from start, on one worker.
