@@ -88,7 +88,7 @@ type ChunkVisitor interface {
 	// visit may change) and sq its sum of squares as vec.SumSquares computes
 	// it. The rows of one chunk are visited in increasing order on one
 	// goroutine; different chunks may be visited concurrently and in any
-	// order. An error from visit ends that goroutine's work; the first
-	// error is returned, wrapped.
+	// order. An error from visit ends that goroutine's work (the other
+	// goroutines finish theirs); one of the errors is returned, wrapped.
 	PerExampleVisit(b Batch, losses []float32, visit func(k, i int, row []float32, sq float64) error) error
 }
