@@ -26,6 +26,11 @@ func checkGrads(g Grads, out []float32, private bool, R float64) error {
 	case len(out) != g.P:
 		return fmt.Errorf("output has length %d, want P = %d", len(out), g.P)
 	}
+	return checkNorms(g, private, R)
+}
+
+// checkNorms is checkGrads' check of g.ClipNorm and g.Norms.
+func checkNorms(g Grads, private bool, R float64) error {
 	if private && math.Abs(g.ClipNorm-R) > 1e-9*R {
 		return fmt.Errorf("gradients clipped to %v, but the rule is calibrated for R = %v", g.ClipNorm, R)
 	}

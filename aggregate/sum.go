@@ -15,6 +15,14 @@ import (
 //
 // With Config.Secure the release is floating-point safe (see secureRelease)
 // and the step is privacy.DiscreteGaussian.
+//
+// Summation order (float noise): Aggregate and AggregateScaled add the rows
+// in row order, each coordinate in float32 with one rounding per addition;
+// AggregateChunks (ChunkSummer, the trainer's DP step when the model hands
+// out rows by chunk) releases ChunkSum's order: each chunk in row order,
+// then the chunk sums in chunk order. Either order is fixed by the batch
+// size and the model, never by the number of goroutines. The secure
+// release sums integers, so its order does not matter.
 type Sum struct {
 	clipNorm
 	cfg Config

@@ -123,7 +123,11 @@
 // convolution. A batch of any size (including
 // 0) is cut into large chunks and a remainder of small ones, the last
 // zero-padded and masked out of the loss; the chunks are dealt to the
-// two workers, which run in parallel.
+// two workers, which run in parallel. PerExampleVisit (ChunkVisitor) gives
+// each chunk to whichever worker is free instead, and hands every
+// per-example gradient to the caller while it is in cache, without
+// writing the M × P matrix. Per-example gradients and losses do not depend
+// on the chunk sizes or on the worker; sums over a batch (BatchGrad) do.
 //
 // Per-example gradients come from the same single forward/backward pass as
 // the batch gradient: every parameterised layer adds a zero-valued input e to

@@ -68,3 +68,27 @@ type PerExampleNormer interface {
 	// accumulation in a fixed order).
 	PerExampleGradsNorms(b Batch, grads, losses []float32, sq []float64) error
 }
+
+// ChunkVisitor is implemented by models that hand each per-example gradient
+// to the caller while it is still in cache, instead of writing the M × P
+// matrix of PerExampleGrads: the caller can clip it and add it into a sum
+// at once (optim's DP step with aggregate.ChunkSummer). Every built-in
+// model implements it.
+type ChunkVisitor interface {
+	// ExampleChunks appends to dst[:0] the first row of every chunk the
+	// model cuts an m-row batch into, in increasing order, then m, and
+	// returns it. The cut depends on m alone: not on the machine, the
+	// number of goroutines or the data.
+	ExampleChunks(m int, dst []int) []int
+	// PerExampleVisit computes the losses of b (into losses, len M) and
+	// its per-example gradients exactly as PerExampleGradsNorms computes
+	// them, bit for bit, but instead of storing row i it calls
+	// visit(k, i, row, sq): k is the chunk holding row i (ExampleChunks), row
+	// the P-value gradient ∇ℓ_i (a buffer valid only during the call, which
+	// visit may change) and sq its sum of squares as vec.SumSquares computes
+	// it. The rows of one chunk are visited in increasing order on one
+	// goroutine; different chunks may be visited concurrently and in any
+	// order. An error from visit ends that goroutine's work (the other
+	// goroutines finish theirs); one of the errors is returned, wrapped.
+	PerExampleVisit(b Batch, losses []float32, visit func(k, i int, row []float32, sq float64) error) error
+}

@@ -1,9 +1,11 @@
 package model
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sync"
 	"testing"
 
 	"github.com/privtrain/privtrain/internal/vec"
@@ -399,6 +401,142 @@ func TestPerExampleGradsNorms(t *testing.T) {
 		}
 		if err := mod.(PerExampleNormer).PerExampleGradsNorms(b, g2, l2, sq[:m-1]); err == nil {
 			t.Errorf("%s: short sq accepted", s.Arch)
+		}
+	}
+}
+
+// TestPerExampleVisit checks the chunked pass against PerExampleGradsNorms:
+// every row, its sum of squares and every loss bit for bit, each row
+// visited once, in its chunk (ExampleChunks) and in row order within the
+// chunk; an error from visit is returned and a bad batch refused.
+func TestPerExampleVisit(t *testing.T) {
+	for _, s := range []Spec{
+		{Arch: "tfp-cnn", InputShape: []int{1, 28, 28}, Classes: 10},
+		{Arch: "linreg", InputShape: []int{7}, Classes: 1, L2: 0.3},
+		{Arch: "logreg", InputShape: []int{5}, Classes: 3},
+	} {
+		mod, err := New(s, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := mod.(ChunkVisitor)
+		P := mod.NumParams()
+		for _, m := range []int{1, 17, 70, 130, 270} {
+			b := randomBatch(s, m, rand.New(rand.NewPCG(4, uint64(m))))
+			want, wantL, wantSq := make([]float32, m*P), make([]float32, m), make([]float64, m)
+			if err := mod.(PerExampleNormer).PerExampleGradsNorms(b, want, wantL, wantSq); err != nil {
+				t.Fatal(err)
+			}
+			starts := v.ExampleChunks(m, nil)
+			if starts[0] != 0 || starts[len(starts)-1] != m {
+				t.Fatalf("%s m=%d: chunks %v", s.Arch, m, starts)
+			}
+			got, gotL := make([]float32, m*P), make([]float32, m)
+			gotSq := make([]float64, m)
+			next := append([]int(nil), starts[:len(starts)-1]...) // next row per chunk
+			var mu sync.Mutex
+			err := v.PerExampleVisit(b, gotL, func(k, i int, row []float32, sq float64) error {
+				mu.Lock()
+				defer mu.Unlock()
+				if k < 0 || k >= len(next) || i != next[k] || i >= starts[k+1] {
+					t.Errorf("%s m=%d: row %d visited in chunk %d (chunks %v, next %v)", s.Arch, m, i, k, starts, next)
+					return nil
+				}
+				next[k]++
+				copy(got[i*P:(i+1)*P], row)
+				gotSq[i] = sq
+				for j := range row { // visit may change the row
+					row[j] = float32(math.NaN())
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k := range next {
+				if next[k] != starts[k+1] {
+					t.Errorf("%s m=%d: chunk %d visited up to row %d, ends at %d", s.Arch, m, k, next[k], starts[k+1])
+				}
+			}
+			for j := range want {
+				if math.Float32bits(got[j]) != math.Float32bits(want[j]) {
+					t.Fatalf("%s m=%d: gradient value %d = %v, PerExampleGradsNorms %v", s.Arch, m, j, got[j], want[j])
+				}
+			}
+			for i := 0; i < m; i++ {
+				if gotSq[i] != wantSq[i] || gotL[i] != wantL[i] {
+					t.Fatalf("%s m=%d row %d: sq %v loss %v, want %v %v", s.Arch, m, i, gotSq[i], gotL[i], wantSq[i], wantL[i])
+				}
+			}
+		}
+		// An error from visit ends the pass and is returned.
+		b := randomBatch(s, 40, rand.New(rand.NewPCG(5, 5)))
+		stop := errors.New("stop")
+		if err := v.PerExampleVisit(b, make([]float32, 40), func(k, i int, row []float32, sq float64) error {
+			if i == 20 {
+				return stop
+			}
+			return nil
+		}); !errors.Is(err, stop) {
+			t.Errorf("%s: visit's error: got %v", s.Arch, err)
+		}
+		if err := v.PerExampleVisit(b, make([]float32, 39), func(int, int, []float32, float64) error { return nil }); err == nil {
+			t.Errorf("%s: short losses accepted", s.Arch)
+		}
+	}
+}
+
+// TestChunkSizesDoNotChangeRows checks that per-example gradients and
+// losses do not depend on the chunk sizes (only sums over a chunk do):
+// the rows that rules other than the plain sum receive are the same bits
+// whatever chunkSizes chooses. It also pins chunkSizes.
+func TestChunkSizesDoNotChangeRows(t *testing.T) {
+	for _, c := range []struct {
+		s    Spec
+		want [2]int
+	}{
+		{Spec{Arch: "tfp-cnn", InputShape: []int{1, 28, 28}, Classes: 10}, [2]int{64, 16}},
+		{Spec{Arch: "tfp-cnn", InputShape: []int{3, 32, 32}, Classes: 10}, [2]int{64, 16}},
+		{Spec{Arch: "pdp-cnn-svhn", InputShape: []int{3, 32, 32}, Classes: 10}, [2]int{64, 16}},
+		{Spec{Arch: "logreg", InputShape: []int{784}, Classes: 10}, [2]int{256, 32}},
+	} {
+		ref, err := newNet(c.s, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ref.sizes != c.want {
+			t.Errorf("%s %v: chunk sizes %v, want %v", c.s.Arch, c.s.InputShape, ref.sizes, c.want)
+		}
+		if testing.Short() && c.s.InputShape[0] == 3 {
+			continue
+		}
+		P := ref.NumParams()
+		for _, sizes := range [][2]int{{128, 16}, {16, 16}, {128, 32}} {
+			alt, err := newNetChunks(c.s, 3, sizes)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, M := range []int{17, 250, 270} {
+				b := randomBatch(c.s, M, rand.New(rand.NewPCG(9, uint64(M))))
+				g1, g2 := make([]float32, M*P), make([]float32, M*P)
+				l1, l2 := make([]float32, M), make([]float32, M)
+				if err := ref.PerExampleGrads(b, g1, l1); err != nil {
+					t.Fatal(err)
+				}
+				if err := alt.PerExampleGrads(b, g2, l2); err != nil {
+					t.Fatal(err)
+				}
+				for i := range g1 {
+					if math.Float32bits(g1[i]) != math.Float32bits(g2[i]) {
+						t.Fatalf("%s %v, chunks %v vs %v, M=%d: value %d: %v vs %v", c.s.Arch, c.s.InputShape, ref.sizes, sizes, M, i, g1[i], g2[i])
+					}
+				}
+				for i := range l1 {
+					if l1[i] != l2[i] {
+						t.Fatalf("%s, chunks %v, M=%d: loss %d: %v vs %v", c.s.Arch, sizes, M, i, l1[i], l2[i])
+					}
+				}
+			}
 		}
 	}
 }

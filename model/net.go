@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"sync/atomic"
 
 	"github.com/privtrain/privtrain/internal/vec"
 
@@ -20,6 +21,13 @@ const numWorkers = 2
 // chunkSizes returns the rows per run of the large and the small graph of
 // a network: smaller for CNNs (networks with an (H, W, C) image, the
 // output of a convolution), whose examples cost more.
+//
+// Every run of a graph has a fixed cost besides its arithmetic: Gorgonia's
+// tape machine (RunAll) starts a goroutine and waits for it on a goroutine
+// locked to its OS thread, so a run costs two thread hand-offs during
+// which a core idles (docs/kernels-evidence.md, wave 4: about 0.3 ms per
+// run on the 2-vCPU test machine). 128-row chunks for the MNIST CNN halve
+// the runs but were not faster in a quiet A/B run, so the sizes stay.
 func chunkSizes(layers []layer) [2]int {
 	for _, l := range layers {
 		if l.in.Layout == HWC || l.out.Layout == HWC {
@@ -54,6 +62,7 @@ type net struct {
 type worker struct {
 	graphs  [2]*graph
 	acc     []float32 // batch-gradient accumulator (len P)
+	row     []float32 // one per-example gradient (PerExampleVisit)
 	lossSum float64
 	err     error
 }
@@ -79,7 +88,10 @@ type paramLayer struct {
 	scratch []float32    // one example's gradient, to sum a chunk without batch
 }
 
-func newNet(s Spec, seed uint64) (*net, error) {
+func newNet(s Spec, seed uint64) (*net, error) { return newNetChunks(s, seed, [2]int{}) }
+
+// newNetChunks is newNet with the given chunk sizes (zero: chunkSizes).
+func newNetChunks(s Spec, seed uint64, sizes [2]int) (*net, error) {
 	layers, init, loss, err := archLayers(s)
 	if err != nil {
 		return nil, err
@@ -90,10 +102,13 @@ func newNet(s Spec, seed uint64) (*net, error) {
 	}
 	s.InputShape = append([]int(nil), s.InputShape...)
 	s.Network = s.Network.clone()
-	n := &net{spec: s, layers: layers, loss: loss, p: p, in: layers[0].in.Size(), params: alignedF32(p), sizes: chunkSizes(layers), l2: float32(s.L2)}
+	if sizes[0] == 0 {
+		sizes = chunkSizes(layers)
+	}
+	n := &net{spec: s, layers: layers, loss: loss, p: p, in: layers[0].in.Size(), params: alignedF32(p), sizes: sizes, l2: float32(s.L2)}
 	initParams(layers, init, n.params, seed)
 	for i := range n.w {
-		w := &worker{acc: make([]float32, p)}
+		w := &worker{acc: make([]float32, p), row: alignedF32(p)}
 		for j, size := range n.sizes {
 			if w.graphs[j], err = n.newGraph(size); err != nil {
 				return nil, fmt.Errorf("model: %s: building graph: %w", s.Arch, err)
@@ -237,23 +252,37 @@ func (w *graph) accumulate(acc []float32) error {
 // writes each row's sum of squares (vec.SumSquares) into sq[i] while the
 // row is in cache.
 func (w *graph) perExample(cnt, p int, grads []float32, sq []float64) error {
-	dzs := make([][]float32, len(w.plays))
-	for j := range w.plays {
-		dz, err := w.gradOut(j)
-		if err != nil {
-			return err
-		}
-		dzs[j] = dz
+	dzs, err := w.dzs()
+	if err != nil {
+		return err
 	}
 	for i := 0; i < cnt; i++ {
-		for j, l := range w.plays {
-			l.grads.ExampleGrad(i, dzs[j], grads[i*p+l.off:i*p+l.off+l.nP])
-		}
+		w.exampleGrad(dzs, i, grads[i*p:(i+1)*p])
 		if sq != nil {
 			sq[i] = vec.SumSquares(grads[i*p : (i+1)*p])
 		}
 	}
 	return nil
+}
+
+// dzs returns ∂loss/∂z of every parameterised layer after a run.
+func (w *graph) dzs() ([][]float32, error) {
+	dzs := make([][]float32, len(w.plays))
+	for j := range w.plays {
+		dz, err := w.gradOut(j)
+		if err != nil {
+			return nil, err
+		}
+		dzs[j] = dz
+	}
+	return dzs, nil
+}
+
+// exampleGrad writes the gradient of the chunk's example i into row (len P).
+func (w *graph) exampleGrad(dzs [][]float32, i int, row []float32) {
+	for j, l := range w.plays {
+		l.grads.ExampleGrad(i, dzs[j], row[l.off:l.off+l.nP])
+	}
 }
 
 // addRows adds the rows of the rows × len(dst) matrix m to dst, in row
@@ -490,13 +519,101 @@ func (n *net) perExampleGrads(b Batch, grads []float32, losses []float32, sq []f
 		r := float32(n.ridge())
 		for i := 0; i < b.M; i++ {
 			row := grads[i*n.p : (i+1)*n.p]
-			for k, v := range n.params {
-				row[k] += n.l2 * v
-			}
+			n.addRidge(row)
 			losses[i] += r
 			if sq != nil {
 				sq[i] = vec.SumSquares(row)
 			}
+		}
+	}
+	return nil
+}
+
+// addRidge adds the ridge term's gradient μθ to a per-example row.
+func (n *net) addRidge(row []float32) {
+	for k, v := range n.params {
+		row[k] += n.l2 * v
+	}
+}
+
+// ExampleChunks implements ChunkVisitor: the chunks of makePlan.
+func (n *net) ExampleChunks(m int, dst []int) []int {
+	dst = dst[:0]
+	for _, c := range n.makePlan(max(m, 0)) {
+		dst = append(dst, c.start)
+	}
+	return append(dst, max(m, 0))
+}
+
+// PerExampleVisit implements ChunkVisitor. The chunks of makePlan are
+// taken in plan order by whichever worker is free (each worker runs a
+// chunk on its own graph of the chunk's size): a row's gradient does not
+// depend on the graph or the worker that computes it, and a worker that
+// finishes early (a smaller share of the rows, or a core taken by another
+// process) takes the next chunk instead of waiting. Each row is computed
+// into the worker's row buffer (P values, in L2 for the models here) and
+// handed to visit at once, the ridge term added first (as PerExampleGrads
+// adds it), so the M × P matrix is never written.
+func (n *net) PerExampleVisit(b Batch, losses []float32, visit func(k, i int, row []float32, sq float64) error) error {
+	if err := n.checkBatch(b); err != nil {
+		return err
+	}
+	if len(losses) != b.M {
+		return fmt.Errorf("model: %s: PerExampleVisit: losses has length %d, want %d", n.spec.Arch, len(losses), b.M)
+	}
+	plan := n.makePlan(b.M)
+	var r float32
+	if n.l2 != 0 {
+		r = float32(n.ridge())
+	}
+	var next atomic.Int64
+	work := func(w *worker) error {
+		for {
+			k := int(next.Add(1) - 1)
+			if k >= len(plan) {
+				return nil
+			}
+			c := plan[k]
+			g := w.graphs[0]
+			if c.small {
+				g = w.graphs[1]
+			}
+			n.load(g, &b, c.start, c.cnt)
+			if err := g.run(); err != nil {
+				return err
+			}
+			dzs, err := g.dzs()
+			if err != nil {
+				return err
+			}
+			for i := 0; i < c.cnt; i++ {
+				losses[c.start+i] = g.lossOp.losses[i]
+				if n.l2 != 0 {
+					losses[c.start+i] += r
+				}
+				g.exampleGrad(dzs, i, w.row)
+				if n.l2 != 0 {
+					n.addRidge(w.row)
+				}
+				if err := visit(k, c.start+i, w.row, vec.SumSquares(w.row)); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	for _, w := range n.w[1:] {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w.err = work(w)
+		}()
+	}
+	n.w[0].err = work(n.w[0]) // the caller's goroutine is the first worker
+	wg.Wait()
+	for _, w := range n.w {
+		if w.err != nil {
+			return fmt.Errorf("model: %s: PerExampleVisit: %w", n.spec.Arch, w.err)
 		}
 	}
 	return nil

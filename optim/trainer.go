@@ -196,6 +196,9 @@ type Trainer struct {
 	norms   []float64
 	sq      []float64 // per-example sums of squares from the model
 	scale   []float32 // per-example clip factors (clipAndAggregate)
+	chunks  aggregate.ChunkSum
+	starts  []int // the model's chunks (clipSumChunks)
+	badRow  []int // per chunk: its first non-finite row, or −1
 	out     []float32
 }
 
@@ -336,55 +339,13 @@ func (t *Trainer) Step(step int) (StepResult, error) {
 	if t.cfg.Aggregator == nil {
 		return t.plainStep(b, res)
 	}
-	g := t.grads[:m*t.p]
-	// sq, when the model provides it, holds each row's sum of squares,
-	// computed while the row was in cache (nil: clipRows computes it).
-	var sq []float64
-	if m > 0 {
-		var err error
-		if nm, ok := t.cfg.Model.(model.PerExampleNormer); ok {
-			sq = t.sq[:m]
-			err = nm.PerExampleGradsNorms(b, g, t.losses[:m], sq)
-		} else {
-			err = t.cfg.Model.PerExampleGrads(b, g, t.losses[:m])
-		}
-		if err != nil {
-			return res, fmt.Errorf("step %d: per-example gradients: %w", step, err)
-		}
+	var rep aggregate.Report
+	var err error
+	if cs, v, ok := t.chunkPath(m); ok {
+		rep, err = t.clipSumChunks(b, cs, v, rng, &res)
+	} else {
+		rep, err = t.matrixAggregate(step, idx, b, rng, &res)
 	}
-	var lossSum float64
-	for _, l := range t.losses[:m] {
-		lossSum += float64(l)
-	}
-	if m > 0 {
-		res.Loss = lossSum / float64(m)
-	}
-	if t.cfg.Corruption != nil {
-		// The attacker's noise has its own stream, so that the privacy
-		// noise of a step does not depend on which examples were corrupted.
-		crng := StepRNG(DeriveSeed(t.cfg.Seed, "gradient-corruption"), step)
-		for i, ex := range idx {
-			if t.cfg.Corruption.IsCorrupted(ex) {
-				if err := t.cfg.Corruption.CorruptGradient(ex, g[i*t.p:(i+1)*t.p], crng); err != nil {
-					return res, fmt.Errorf("step %d: %w", step, err)
-				}
-				if sq != nil {
-					sq[i] = vec.SumSquares(g[i*t.p : (i+1)*t.p])
-				}
-				res.Corrupted++
-			}
-		}
-	}
-	if t.cfg.Canaries != nil {
-		var err error
-		if m, err = t.appendCanaries(step, m); err != nil {
-			return res, fmt.Errorf("step %d: %w", step, err)
-		}
-		g = t.grads[:m*t.p]
-		sq = nil // clipRows measures every row, the canaries' too
-	}
-	norms := t.norms[:m]
-	rep, err := t.clipAndAggregate(g, m, sq, norms, rng)
 	if err != nil {
 		return res, fmt.Errorf("step %d: %w", step, err)
 	}
@@ -438,6 +399,65 @@ func (t *Trainer) Step(step int) (StepResult, error) {
 	return res, nil
 }
 
+// matrixAggregate is the step's gradient work on the M × P matrix of
+// per-example gradients: compute it, corrupt the corrupted examples' rows,
+// append the canaries, clip and aggregate (clipAndAggregate). It sets
+// res.Loss and res.Corrupted.
+func (t *Trainer) matrixAggregate(step int, idx []int, b model.Batch, rng *rand.Rand, res *StepResult) (aggregate.Report, error) {
+	m := b.M
+	if cap(t.grads) < m*t.p {
+		t.grads = make([]float32, (m+m/4+1)*t.p)
+	}
+	g := t.grads[:m*t.p]
+	// sq, when the model provides it, holds each row's sum of squares,
+	// computed while the row was in cache (nil: clipRows computes it).
+	var sq []float64
+	if m > 0 {
+		var err error
+		if nm, ok := t.cfg.Model.(model.PerExampleNormer); ok {
+			sq = t.sq[:m]
+			err = nm.PerExampleGradsNorms(b, g, t.losses[:m], sq)
+		} else {
+			err = t.cfg.Model.PerExampleGrads(b, g, t.losses[:m])
+		}
+		if err != nil {
+			return aggregate.Report{}, fmt.Errorf("per-example gradients: %w", err)
+		}
+	}
+	var lossSum float64
+	for _, l := range t.losses[:m] {
+		lossSum += float64(l)
+	}
+	if m > 0 {
+		res.Loss = lossSum / float64(m)
+	}
+	if t.cfg.Corruption != nil {
+		// The attacker's noise has its own stream, so that the privacy
+		// noise of a step does not depend on which examples were corrupted.
+		crng := StepRNG(DeriveSeed(t.cfg.Seed, "gradient-corruption"), step)
+		for i, ex := range idx {
+			if t.cfg.Corruption.IsCorrupted(ex) {
+				if err := t.cfg.Corruption.CorruptGradient(ex, g[i*t.p:(i+1)*t.p], crng); err != nil {
+					return aggregate.Report{}, err
+				}
+				if sq != nil {
+					sq[i] = vec.SumSquares(g[i*t.p : (i+1)*t.p])
+				}
+				res.Corrupted++
+			}
+		}
+	}
+	if t.cfg.Canaries != nil {
+		var err error
+		if m, err = t.appendCanaries(step, m); err != nil {
+			return aggregate.Report{}, err
+		}
+		g = t.grads[:m*t.p]
+		sq = nil // clipRows measures every row, the canaries' too
+	}
+	return t.clipAndAggregate(g, m, sq, t.norms[:m], rng)
+}
+
 // plainStep is non-private SGD on the batch-mean gradient.
 func (t *Trainer) plainStep(b model.Batch, res StepResult) (StepResult, error) {
 	if b.M == 0 {
@@ -473,9 +493,8 @@ func (t *Trainer) ensure(m int) {
 	t.losses = make([]float32, n)
 	t.norms = make([]float64, n)
 	t.sq = make([]float64, n)
-	if t.cfg.Aggregator != nil {
-		t.grads = make([]float32, n*t.p)
-	}
+	// t.grads (M × P) is allocated by matrixAggregate, the only path that
+	// needs the matrix.
 }
 
 func inputSize(s model.Spec) int {
