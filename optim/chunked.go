@@ -83,8 +83,8 @@ func (t *Trainer) clipSumChunks(b model.Batch, cs aggregate.ChunkSummer, v model
 			case r <= 0:
 			case inPlace:
 				clipRow(row, n, r, e)
-			case n*(1+e) > r:
-				s = float32(r * (1 - clipMargin) / n)
+			default:
+				s = clipFactor(n, r, e)
 			}
 			_, err := t.chunks.Add(k, i, row, s)
 			return err
@@ -108,11 +108,7 @@ func (t *Trainer) clipSumChunks(b model.Batch, cs aggregate.ChunkSummer, v model
 	if err := pass(false); err != nil {
 		return aggregate.Report{}, err
 	}
-	var lossSum float64
-	for _, l := range t.losses[:m] {
-		lossSum += float64(l)
-	}
-	res.Loss = lossSum / float64(m)
+	res.Loss = meanLoss(t.losses[:m])
 	rep, err := cs.AggregateChunks(&t.chunks, r, rng, t.out)
 	if errors.Is(err, aggregate.ErrNotClipped) {
 		if err := pass(true); err != nil {

@@ -42,12 +42,18 @@ func clipFactors(g []float32, m, p int, r float64, sq []float64, scale []float32
 		if math.IsNaN(n) || math.IsInf(n, 0) {
 			return false
 		}
-		scale[i] = 1
-		if r > 0 && n*(1+e) > r {
-			scale[i] = float32(r * (1 - clipMargin) / n)
-		}
+		scale[i] = clipFactor(n, r, e)
 		return true
 	})
+}
+
+// clipFactor is the factor of clipRow's first round for a row of computed
+// norm n: 1 when n(1+e) ≤ r or r ≤ 0, else fl32(r(1−κ)/n) (κ = clipMargin).
+func clipFactor(n, r, e float64) float32 {
+	if r > 0 && n*(1+e) > r {
+		return float32(r * (1 - clipMargin) / n)
+	}
+	return 1
 }
 
 // clipAndAggregate clips the m rows of g to the trainer's R and releases

@@ -424,12 +424,8 @@ func (t *Trainer) matrixAggregate(step int, idx []int, b model.Batch, rng *rand.
 			return aggregate.Report{}, fmt.Errorf("per-example gradients: %w", err)
 		}
 	}
-	var lossSum float64
-	for _, l := range t.losses[:m] {
-		lossSum += float64(l)
-	}
 	if m > 0 {
-		res.Loss = lossSum / float64(m)
+		res.Loss = meanLoss(t.losses[:m])
 	}
 	if t.cfg.Corruption != nil {
 		// The attacker's noise has its own stream, so that the privacy
@@ -456,6 +452,16 @@ func (t *Trainer) matrixAggregate(step int, idx []int, b model.Batch, rng *rand.
 		sq = nil // clipRows measures every row, the canaries' too
 	}
 	return t.clipAndAggregate(g, m, sq, t.norms[:m], rng)
+}
+
+// meanLoss is the mean of the per-example losses (float64 sum in row
+// order); losses must not be empty.
+func meanLoss(losses []float32) float64 {
+	var sum float64
+	for _, l := range losses {
+		sum += float64(l)
+	}
+	return sum / float64(len(losses))
 }
 
 // plainStep is non-private SGD on the batch-mean gradient.
