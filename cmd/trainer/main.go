@@ -18,6 +18,7 @@ import (
 	"os"
 	"runtime/debug"
 	"sort"
+	"strings"
 
 	"github.com/privtrain/privtrain/internal/vec"
 )
@@ -63,6 +64,11 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 	if args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		usage(stdout, cmds)
 		return 0
+	}
+	if strings.HasPrefix(args[0], "-") {
+		// Flags without a command are the default job's, e.g.
+		// `trainer --out DIR` or `trainer --resume --out DIR`.
+		return runDefaultJobWith(args, stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "trainer: unknown command %q\n", args[0])
 	usage(stderr, cmds)

@@ -31,6 +31,13 @@ func runDefaultJob(stdout, stderr io.Writer) int {
 	return runTrainFrom(nil, runner.DefaultConfig(), stdout, stderr)
 }
 
+// runDefaultJobWith is `trainer FLAGS`: the default job's configuration with
+// `trainer train` flags on top (e.g. --out, --resume); the run directory is
+// --out (runs/default without it), not the next free one.
+func runDefaultJobWith(args []string, stdout, stderr io.Writer) int {
+	return runTrainFrom(args, runner.DefaultConfig(), stdout, stderr)
+}
+
 func runTrainFrom(args []string, base runner.TrainConfig, stdout, stderr io.Writer) int {
 	cfg, resume, err := parseTrainFlagsFrom(args, base, stderr)
 	if errors.Is(err, flag.ErrHelp) {

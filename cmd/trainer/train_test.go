@@ -107,3 +107,29 @@ func TestTrainSeedWarnsAndSecureDefault(t *testing.T) {
 		t.Errorf("no start-up warning for --seed: %s", stderr.String())
 	}
 }
+
+// TestDefaultJobFlags: flags without a command run the default job's
+// configuration (TSGD+PTR, secure noise) into --out, as the README says.
+func TestDefaultJobFlags(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains 3 steps on MNIST")
+	}
+	dir := filepath.Join(t.TempDir(), "run")
+	var stdout, stderr bytes.Buffer
+	if code := dispatch([]string{"--out", dir, "--steps", "3"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("trainer --out DIR --steps 3: exit %d: %s", code, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "method tsgd-ptr") {
+		t.Errorf("not the default job's method: %s", stdout.String())
+	}
+	cfg, err := os.ReadFile(filepath.Join(dir, "config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(cfg), `"secure_noise": true`) {
+		t.Errorf("config.json of the default job lacks secure noise: %s", cfg)
+	}
+	if code := dispatch([]string{"--no-such-flag"}, &stdout, &stderr); code != 2 {
+		t.Errorf("unknown flag without a command: exit %d, want 2", code)
+	}
+}
