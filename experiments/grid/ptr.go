@@ -100,9 +100,10 @@ func PTRPaperAccuracy(preset string, eps float64, c runner.Corruption, method st
 
 // ptrResources are the scheduler hints per preset and method, from runs on
 // 2 cores (docs/grid.md, "Wall time per cell"): TSGD+PTR at ε = 5 on MNIST
-// is the longest PTR cell; DP-SGD at σ = 1.1 runs ~18k–30k steps. Times are
-// about three times the measured ones; cells resume, so a task that hits
-// its limit continues when resubmitted.
+// is the longest TSGD cell; DP-SGD at σ = 1.1 runs 21,353 (ε = 3) and
+// 52,665 (ε = 5) steps on the PLD accountant, but its steps are the cheapest.
+// Times are three times the measured ones or more; cells resume, so a task
+// that hits its limit continues when resubmitted.
 func ptrResources(preset, method string, steps int) Resources {
 	r := Resources{CPUs: 2, MemMB: 3072, Time: 2 * time.Hour}
 	switch method {
