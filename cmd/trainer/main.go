@@ -37,6 +37,7 @@ func commands() map[string]command {
 		"account":    {runAccount, "privacy accounting: RDP curves, ε for δ, σ for a target ε"},
 		"rgm-gd":     {runRGM, "private ridge regression over nodes with the Relative Gaussian Mechanism"},
 		"audit":      {runAudit, "empirical privacy audits of a rule (mechanism) or a training run (run)"},
+		"report":     {runReport, "an HTML page (and CSV) of run directories: curves, configuration, guarantee"},
 	}
 }
 
