@@ -9,6 +9,7 @@
 //	                             privacy accounting (JSON with --json)
 //	trainer experiment NAME      regenerate a paper's figures or tables
 //	trainer rgm-gd [flags]       private ridge regression over nodes (RGM)
+//	trainer report RUN [RUN…]    an HTML page (and CSV) of run directories
 //	trainer --version            module version and VCS revision of the build
 package main
 

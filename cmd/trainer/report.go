@@ -27,39 +27,53 @@ summary.json, ledger.csv) unless --operator is given.
                marked OPERATOR-ONLY: DO NOT PUBLISH
 `
 
-// runReport implements `trainer report`: exit 0 on success, 2 on bad
-// arguments or a run directory it cannot read, 1 when writing fails.
-func runReport(args []string, stdout, stderr io.Writer) int {
+// reportArgs are the parsed arguments of `trainer report`.
+type reportArgs struct {
+	out, csvDir string
+	operator    bool
+	runs        []string
+}
+
+// parseReportArgs parses `trainer report` arguments; flags may come before
+// or after the run directories. It returns flag.ErrHelp for --help.
+func parseReportArgs(args []string) (reportArgs, error) {
+	var a reportArgs
 	fs := flag.NewFlagSet("trainer report", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	out := fs.String("out", "report.html", "")
-	csvDir := fs.String("csv", "", "")
-	operator := fs.Bool("operator", false, "")
-	var runs []string
+	fs.StringVar(&a.out, "out", "report.html", "")
+	fs.StringVar(&a.csvDir, "csv", "", "")
+	fs.BoolVar(&a.operator, "operator", false, "")
 	for {
-		err := fs.Parse(args)
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(stdout, reportUsage)
-			return 0
-		}
-		if err != nil {
-			fmt.Fprintf(stderr, "trainer report: %s (see trainer report --help)\n", oneLine(err.Error()))
-			return 2
+		if err := fs.Parse(args); err != nil {
+			return a, err
 		}
 		if fs.NArg() == 0 {
 			break
 		}
-		runs, args = append(runs, fs.Arg(0)), fs.Args()[1:] // flags may follow the runs
+		a.runs, args = append(a.runs, fs.Arg(0)), fs.Args()[1:]
 	}
-	if len(runs) == 0 {
-		fmt.Fprintln(stderr, "trainer report: no run directory given (usage: trainer report [--out FILE.html] [--csv DIR] [--operator] RUN [RUN…])")
+	if len(a.runs) == 0 {
+		return a, errors.New("no run directory given (usage: trainer report [--out FILE.html] [--csv DIR] [--operator] RUN [RUN…])")
+	}
+	if a.out == "" {
+		return a, errors.New("--out must name a file")
+	}
+	return a, nil
+}
+
+// runReport implements `trainer report`: exit 0 on success, 2 on bad
+// arguments or a run directory it cannot read, 1 when writing fails.
+func runReport(args []string, stdout, stderr io.Writer) int {
+	a, err := parseReportArgs(args)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(stdout, reportUsage)
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "trainer report: %s (see trainer report --help)\n", oneLine(err.Error()))
 		return 2
 	}
-	if *out == "" {
-		fmt.Fprintln(stderr, "trainer report: --out must name a file")
-		return 2
-	}
-	rep, err := report.New(runs, report.Options{Operator: *operator})
+	rep, err := report.New(a.runs, report.Options{Operator: a.operator})
 	if err != nil {
 		fmt.Fprintf(stderr, "trainer report: %s\n", oneLine(err.Error()))
 		return 2
@@ -69,21 +83,21 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "trainer report: %s\n", oneLine(err.Error()))
 		return 1
 	}
-	if err := fileutil.WriteAtomic(*out, page.Bytes()); err != nil {
+	if err := fileutil.WriteAtomic(a.out, page.Bytes()); err != nil {
 		fmt.Fprintf(stderr, "trainer report: %s\n", oneLine(err.Error()))
 		return 1
 	}
-	fmt.Fprintf(stdout, "report: %s (%d run(s))\n", *out, len(rep.Runs))
-	if *operator {
+	fmt.Fprintf(stdout, "report: %s (%d run(s))\n", a.out, len(rep.Runs))
+	if a.operator {
 		fmt.Fprintln(stdout, "OPERATOR-ONLY: the page holds unprivatized values from private/; do not publish it")
 	}
-	if *csvDir != "" {
-		files, err := rep.WriteCSV(*csvDir)
+	if a.csvDir != "" {
+		files, err := rep.WriteCSV(a.csvDir)
 		if err != nil {
 			fmt.Fprintf(stderr, "trainer report: %s\n", oneLine(err.Error()))
 			return 1
 		}
-		fmt.Fprintf(stdout, "csv: %d file(s) in %s\n", len(files), *csvDir)
+		fmt.Fprintf(stdout, "csv: %d file(s) in %s\n", len(files), a.csvDir)
 	}
 	return 0
 }

@@ -196,9 +196,23 @@ func (rep *Report) overview(b *strings.Builder) {
 		fmt.Fprintf(b, `<tr class="run-row"><td><span class="swatch" style="background:%s"></span></td><td title="%s"><a href="#run-%d">%s</a></td><td>%s</td><td>%s / %s</td><td class="num">%s</td><td>%s</td><td class="num">%s</td><td class="num">%s</td><td class="num">%s</td><td>%s</td><td>%s</td></tr>`+"\n",
 			color(i), esc(r.Dir), i+1, esc(r.Label), esc(r.Method()), esc(str(r.Config["dataset"])), esc(str(r.Config["model"])),
 			esc(str(get(s, "steps"))), esc(orDash(str(get(s, "stopped_by")), "running")), esc(fmtNum(get(s, "test_accuracy"))),
-			esc(fmtNum(get(s, "epsilon"))), esc(fmtNum(get(s, "delta"))), esc(str(get(s, "accountant"))), esc(noiseMode(r)))
+			esc(fmtNum(get(s, "epsilon"))), esc(fmtNum(get(s, "delta"))), esc(accountant(s)), esc(noiseMode(r)))
 	}
 	b.WriteString("</table>\n")
+}
+
+// accountant names the accountant of the summary's ε (a personalized run
+// records it in its guarantee).
+func accountant(s map[string]any) string {
+	if a := str(get(s, "accountant")); a != "" {
+		return a
+	}
+	pdp, _ := get(s, "pdp").(map[string]any)
+	g, _ := get(pdp, "guarantee").(map[string]any)
+	if a := str(get(g, "accounting")); a != "" {
+		return a + " (per example)"
+	}
+	return ""
 }
 
 // noiseMode is how the run's privacy noise was drawn, as recorded.

@@ -88,7 +88,7 @@ func (c *chart) svg() string {
 		if len(s.x) > 1 {
 			fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="2"%s points="%s"/>`, s.color, dash, strings.Join(pts, " "))
 		}
-		if len(s.x) <= 60 {
+		if len(s.x) <= 20 {
 			for k := range s.x {
 				fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="3" fill="%s"/>`, sx(s.x[k]), sy(s.y[k]), s.color)
 			}
