@@ -237,8 +237,9 @@ func noiseMode(r *Run) string {
 var guaranteeKeys = []string{"epsilon", "delta", "accountant", "conversion", "order", "epsilon_optimistic", "pld_interval",
 	"bounds", "bound_at_order", "unproven", "secure_noise", "privacy_randomness", "guarantee"}
 
-// operatorSummaryKeys are the fields of private/summary.json that the public
-// summary leaves out.
+// runSection writes run i's guarantee, summary, budget groups and
+// configuration (and, with Operator, the fields of private/summary.json
+// that the public summary leaves out).
 func (rep *Report) runSection(b *strings.Builder, i int, r *Run) {
 	fmt.Fprintf(b, "<section class=\"run\" id=\"run-%d\">\n<h2><span class=\"swatch\" style=\"background:%s\"></span> %s</h2>\n<p class=\"note\">directory <code>%s</code></p>\n",
 		i+1, color(i), esc(r.Label), esc(r.Dir))
