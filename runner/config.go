@@ -111,7 +111,12 @@ type TrainConfig struct {
 	SecureNoise     bool   `json:"secure_noise,omitempty" yaml:"secure_noise,omitempty"`
 	Out             string `json:"out" yaml:"out"`
 	CheckpointEvery int    `json:"checkpoint_every,omitempty" yaml:"checkpoint_every,omitempty"`
-	EvalEvery       int    `json:"eval_every,omitempty" yaml:"eval_every,omitempty"`
+	// EvalEvery > 0 evaluates test accuracy every EvalEvery steps; < 0 only
+	// at the end. 0 (unset): a new run of the SGD family evaluates every
+	// epoch, ⌈N/expected batch⌉ steps, stored resolved in config.json; a
+	// resume keeps the stored value (0 in runs written before this default:
+	// only at the end).
+	EvalEvery int `json:"eval_every,omitempty" yaml:"eval_every,omitempty"`
 }
 
 // Methods lists the training methods.

@@ -151,6 +151,12 @@ func (b *runBase) initialModel(spec model.Spec, ck *checkpoint) (model.Model, er
 	return m, nil
 }
 
+// epochSteps is the number of steps of one epoch, ⌈N/expected batch⌉ (the
+// default evaluation interval, TrainConfig.EvalEvery).
+func (b *runBase) epochSteps() int {
+	return max(1, int(math.Ceil(float64(b.train.N)/b.expected)))
+}
+
 // seconds is the run's training time so far.
 func (b *runBase) seconds() float64 { return b.trainSecs + time.Since(b.began).Seconds() }
 

@@ -332,6 +332,9 @@ func prepareRunDir(cfg *TrainConfig, resume bool) (*resumePlan, error) {
 			return fail(err)
 		}
 	}
+	if cfg.EvalEvery == 0 {
+		cfg.EvalEvery = stored.EvalEvery // unset: as stored
+	}
 	changes, err := resumeChanges(stored, *cfg)
 	if err != nil {
 		return fail(err)

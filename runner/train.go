@@ -205,6 +205,10 @@ func setupTrain(ctx context.Context, cfg TrainConfig, opt Options, run *func() (
 	if err != nil {
 		return nil, err
 	}
+	if rp.fresh && !pdp && cfg.EvalEvery == 0 {
+		cfg.EvalEvery = j.base().epochSteps()
+		j.base().cfg.EvalEvery = cfg.EvalEvery
+	}
 	if err := rp.commit(&cfg); err != nil {
 		return nil, fmt.Errorf("run directory %s: %w", cfg.Out, err)
 	}

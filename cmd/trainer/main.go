@@ -9,6 +9,7 @@
 //	                             privacy accounting (JSON with --json)
 //	trainer experiment NAME      regenerate a paper's figures or tables
 //	trainer rgm-gd [flags]       private ridge regression over nodes (RGM)
+//	trainer report RUN [RUN…]    an HTML page (and CSV) of run directories
 //	trainer --version            module version and VCS revision of the build
 package main
 
@@ -37,6 +38,7 @@ func commands() map[string]command {
 		"account":    {runAccount, "privacy accounting: RDP curves, ε for δ, σ for a target ε"},
 		"rgm-gd":     {runRGM, "private ridge regression over nodes with the Relative Gaussian Mechanism"},
 		"audit":      {runAudit, "empirical privacy audits of a rule (mechanism) or a training run (run)"},
+		"report":     {runReport, "an HTML page (and CSV) of run directories: curves, configuration, guarantee"},
 	}
 }
 

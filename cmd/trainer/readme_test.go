@@ -125,6 +125,9 @@ func validateCommand(args []string) error {
 			_, _, err := parseTrainFlags(rest, io.Discard)
 			return err
 		}
+	case "report":
+		_, err := parseReportArgs(args[1:])
+		return err
 	case "rgm-gd":
 		if _, code := parseRGM(args[1:], io.Discard); code != -1 {
 			return errorf("exit code %d", code)
