@@ -197,6 +197,9 @@ func discretize(lp lossPair, h float64) (upper, lower pmf, err error) {
 	if !(h > 0) || math.IsInf(h, 0) {
 		return pmf{}, pmf{}, fmt.Errorf("pld: discretization interval must be finite and > 0, got %v", h)
 	}
+	if pp, ok := lp.(profilePair); ok {
+		return discretizeProfile(pp, h)
+	}
 	tlo, thi, err := truncation(lp)
 	if err != nil {
 		return pmf{}, pmf{}, err

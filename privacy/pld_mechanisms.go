@@ -261,6 +261,10 @@ func subsampledPairs(remove, add lossPair, q float64) (lossPair, lossPair, error
 		return remove, add, nil
 	}
 	// Both directions use the base's remove pair (P: with the record).
+	if pp, ok := remove.(profilePair); ok {
+		r, a := subsampledProfilePairs(pp, q)
+		return r, a, nil
+	}
 	return subsampledPair{base: remove, q: q, remove: true}, subsampledPair{base: remove, q: q, remove: false}, nil
 }
 
