@@ -15,6 +15,8 @@ type profilePair interface {
 	// deltaUpper returns an upper bound on δ(ε) for every real ε, covering
 	// the floating-point error of its evaluation.
 	deltaUpper(eps float64) float64
+	// deltaUpperReverse is the same for H_{e^ε}(Q‖P).
+	deltaUpperReverse(eps float64) float64
 }
 
 // discretizeProfile is the "connect the dots" discretization (Doroshenko,
@@ -126,9 +128,10 @@ type profileSubsampled struct {
 }
 
 // deltaUpper: remove: 1 − e^ε for ε ≤ log(1−q), else q·δ(g⁻¹(ε)); add: 0 for
-// ε ≥ −log(1−q), else (1 − e^ε) + q·e^ε·δ(log(1 − e^ε(1−q)) − ε − log q).
+// ε ≥ −log(1−q), else w·H_{y₂}(Q‖P) with w = 1 − e^ε(1−q) and
+// y₂ = e^ε q/w (as subsampledPair.hockeyStick, without its cancellation).
 // Arguments of the base profile are moved down by a relative 1e-12 (δ is
-// non-increasing) and the sums are rounded up.
+// non-increasing) and the products rounded up.
 func (s profileSubsampled) deltaUpper(eps float64) float64 {
 	down := func(x float64) float64 { return x - 1e-12*(1+math.Abs(x)) }
 	c := math.Log1p(-s.q)
@@ -141,12 +144,18 @@ func (s profileSubsampled) deltaUpper(eps float64) float64 {
 	if eps >= -c {
 		return 0
 	}
+	w := -math.Expm1(eps + c) // 1 − e^ε(1−q) > 0
+	e2 := eps + math.Log(s.q) - math.Log(w)
+	return math.Min(1, w*s.pbase.deltaUpperReverse(down(e2))*(1+1e-15))
+}
+
+// deltaUpperReverse is not needed for subsampled pairs (nested subsampling
+// is refused); it bounds H(Q‖P) through H_y(Q‖P) = 1 − y + y·H_{1/y}(P‖Q).
+func (s profileSubsampled) deltaUpperReverse(eps float64) float64 {
 	y := math.Exp(eps)
-	w := -math.Expm1(eps + c) // 1 − y(1−q) > 0
-	t := s.q * y * s.pbase.deltaUpper(down(math.Log(w)-eps-math.Log(s.q)))
-	om := -math.Expm1(eps) // 1 − y
-	v := om + t + 1e-14*(math.Abs(om)+t)
-	return math.Min(1, math.Max(0, v))
+	t := y * s.deltaUpper(-eps)
+	om := -math.Expm1(eps)
+	return math.Min(1, math.Max(0, om+t+1e-14*(math.Abs(om)+t)))
 }
 
 // subsampledProfilePairs is subsampledPairs for a profile pair.

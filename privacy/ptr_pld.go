@@ -160,6 +160,11 @@ func (e *ptrEnvelope) deltaUpper(eps float64) float64 {
 	return math.Min(1, m)
 }
 
+// deltaUpperReverse bounds H_{e^ε}(Q‖P): the component set is closed under
+// exchanging P and Q (case0 is symmetric, every box comes with its mirror),
+// so the envelope's reverse profile equals its profile.
+func (e *ptrEnvelope) deltaUpperReverse(eps float64) float64 { return e.deltaUpper(eps) }
+
 // tails returns the envelope pair's P(L > ε) and Q(L > ε): those of the
 // component that is largest at ε, ties broken towards the smaller Q-tail
 // (the larger right derivative δ′(ε⁺) = −e^ε·Q(L > ε)); docs/ptr-pld.md,
