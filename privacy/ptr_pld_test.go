@@ -121,7 +121,11 @@ var ptrCheckParams = []PTR{
 // output distributions, every margin pair) and at most Theorem 4.2's direct
 // bound (where the classic Gaussian bound applies).
 func TestPTRPLDOneStepBracket(t *testing.T) {
-	for _, p := range ptrCheckParams {
+	params := ptrCheckParams
+	if testing.Short() {
+		params = params[:2]
+	}
+	for _, p := range params {
 		pld, err := NewPLD(p, 1e-4)
 		if err != nil {
 			t.Fatal(err)
@@ -163,7 +167,11 @@ func TestPTRPLDOneStepBracket(t *testing.T) {
 // everywhere (between grid points too) and close to it; the optimistic
 // estimate is below.
 func TestPTREnvelopeDiscretization(t *testing.T) {
-	for _, p := range ptrCheckParams[:3] {
+	params := ptrCheckParams[:3]
+	if testing.Short() {
+		params = params[:1]
+	}
+	for _, p := range params {
 		env := newPTREnvelope(p)
 		h := 1e-3
 		up, lo, err := discretizeProfile(env, h)

@@ -260,7 +260,9 @@ func TestLowestBit(t *testing.T) {
 
 // Check (2) of docs/ptr-pld.md: ptr-tsum audited on its worst-case
 // neighbours never exceeds the PLD accountant's one-step claim, for several
-// (σ, τ, b, δ₀), σ < 4 included.
+// (σ, τ, b, δ₀), σ < 4 included. The float release is audited over the
+// reals (TestsReal): its float32 granularity leak exceeds every claim and is
+// what the secure release fixes (TestPlantedBugsAreCaught).
 func TestPTRAuditBelowPLDClaim(t *testing.T) {
 	for _, cfg := range []aggregate.Config{
 		ptrCfg,
@@ -268,7 +270,7 @@ func TestPTRAuditBelowPLDClaim(t *testing.T) {
 		{Sigma: 2, ClipNorm: 1, Tau: 0.2, B: 2, Delta0: 1e-5, F: 40},
 	} {
 		t.Run(fmt.Sprintf("σ=%v,τ=%v,b=%v,δ₀=%v", cfg.Sigma, cfg.Tau, cfg.B, cfg.Delta0), func(t *testing.T) {
-			r, err := Rule("ptr-tsum", cfg, Options{Samples: samples(100000, 200000), Delta: 1e-3, Seed: 5, Tests: TestsAll})
+			r, err := Rule("ptr-tsum", cfg, Options{Samples: samples(100000, 200000), Delta: 1e-3, Seed: 5, Tests: TestsReal})
 			if err != nil {
 				t.Fatal(err)
 			}
