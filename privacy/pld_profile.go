@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
 )
 
 // profilePair is a dominating pair that is discretized from its privacy
@@ -63,9 +66,27 @@ func discretizeProfile(pp profilePair, h float64) (upper, lower pmf, err error) 
 	}
 	lo, n := int(i0), int(i1-i0)+1
 	d := make([]float64, n)
-	for i := range d {
-		d[i] = pp.deltaUpper(float64(lo+i) * h)
+	// The profile values are independent: evaluate them in parallel chunks
+	// (the result does not depend on the number of workers).
+	const chunk = 4096
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				c := int(next.Add(1)-1) * chunk
+				if c >= n {
+					return
+				}
+				for i := c; i < min(c+chunk, n); i++ {
+					d[i] = pp.deltaUpper(float64(lo+i) * h)
+				}
+			}
+		}()
 	}
+	wg.Wait()
 	p := make([]float64, n)
 	pinf := d[n-1]
 	// From the top: a = p_∞ + Σ_{j>k} p_j, b = Σ_{j>k} p_j e^{l_{k−1}−l_j};

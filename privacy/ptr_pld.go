@@ -29,7 +29,7 @@ import (
 // envelope pair, docs/ptr-pld.md §4); that pair dominates both directions.
 
 // ptrBoxes is the number of boxes covering the test positions x ∈ [−1, 0].
-const ptrBoxes = 16
+const ptrBoxes = 32
 
 // ptrPLDBound names the dominating pair of the PTR step.
 const ptrPLDBound = "ptr-envelope-pair(docs/ptr-pld.md)"
@@ -120,7 +120,10 @@ func lapTail(t, b float64) float64 {
 }
 
 // newPTREnvelope builds the components for PTR p (validated by the caller).
-func newPTREnvelope(p PTR) *ptrEnvelope {
+func newPTREnvelope(p PTR) *ptrEnvelope { return newPTREnvelopeBoxes(p, ptrBoxes) }
+
+// newPTREnvelopeBoxes builds the envelope with j boxes over [−1, 0].
+func newPTREnvelopeBoxes(p PTR, boxes int) *ptrEnvelope {
 	mu := 1 / p.Sigma1
 	mu0 := 1 / (p.Sigma1 * p.Tau)
 	// δ₀ is inflated by a relative 1e-12: the implemented threshold
@@ -128,9 +131,9 @@ func newPTREnvelope(p PTR) *ptrEnvelope {
 	// exceed δ₀ by a few ulps (a larger δ₀ only makes case0 worse, τ ≤ 1).
 	d0 := math.Min(0.5, p.Delta0*(1+1e-12))
 	env := &ptrEnvelope{comps: []mixComp{newMixComp([2]float64{1 - d0, d0}, [2]float64{1 - d0, d0}, [2]float64{mu, mu0})}}
-	for j := 0; j < ptrBoxes; j++ {
-		x0 := -1 + float64(j)/ptrBoxes
-		x1 := -1 + float64(j+1)/ptrBoxes
+	for j := 0; j < boxes; j++ {
+		x0 := -1 + float64(j)/float64(boxes)
+		x1 := -1 + float64(j+1)/float64(boxes)
 		// Box pair: pass probabilities a = π(x0) on S, a′ = π′(x1) on S′,
 		// π(x) = Pr[Lap > −x], π′(x) = Pr[Lap > −(x+1)].
 		a := lapTail(-x0, p.B)

@@ -114,6 +114,7 @@ var ptrCheckParams = []PTR{
 	{Sigma1: 2, Tau: 0.2, B: 2, Delta0: 1e-6},
 	{Sigma1: 5, Tau: 0.8, B: 0.5, Delta0: 1e-5},
 	{Sigma1: 1, Tau: 0.1, B: 0.3, Delta0: 0.2}, // threshold B < 1
+	{Sigma1: 6, Tau: 0.5, B: 2, Delta0: 1e-7},  // theorem 4.2 applies at both δ
 }
 
 // Check (1): at q = 1 the PLD's ε(δ) is at least the ε of the worst case's
