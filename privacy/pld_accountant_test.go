@@ -90,7 +90,7 @@ func TestPLDAccountantJSONResume(t *testing.T) {
 	}
 	for _, bad := range []string{
 		`{"accountant":"pld","state":{"version":1,"interval":0.0001,"mechanisms":[{"spec":{"kind":"gaussian","params":{"sigma":1}},"count":3}],"history":[{"mechanism":0,"count":2}]}}`,
-		`{"accountant":"pld","state":{"version":1,"interval":0.0001,"mechanisms":[{"spec":{"kind":"ptr","params":{"sigma1":1,"tau":1,"b":1,"delta0":1e-6}},"count":1}],"history":[{"mechanism":0,"count":1}]}}`,
+		`{"accountant":"pld","state":{"version":1,"interval":0.0001,"mechanisms":[{"spec":{"kind":"ptr-discrete","params":{"sigma1":1,"tau":1,"b":1,"delta0":1e-6,"k":1}},"count":1}],"history":[{"mechanism":0,"count":1}]}}`,
 		`{"accountant":"pld","state":{"version":2}}`,
 		`{"accountant":"pld","state":{"version":1,"interval":-1}}`,
 		`{"accountant":"xyz","state":{}}`,
