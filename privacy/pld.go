@@ -107,7 +107,7 @@ type lossPair interface {
 }
 
 // PLDMechanism is a Mechanism whose dominating pairs are known, so that a
-// PLD accountant can compose it. Mechanisms without one (PTR, RGM) only have
+// PLD accountant can compose it. Mechanisms without one (PTRDiscrete, RGM) only have
 // RDP curves; a PLD accountant refuses them.
 type PLDMechanism interface {
 	Mechanism
