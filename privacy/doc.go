@@ -31,10 +31,12 @@
 //   - PersonalizedEpsilons: per-example ε from individual RDP curves
 //     (Theorem 4.8 of the Personalized DP-SGD paper).
 //   - PLD: discretized privacy loss distributions of the dominating pairs of
-//     Gaussian, Laplace and Poisson-subsampled mechanisms (PLDMechanism), per
-//     adjacency direction, with a certified connect-the-dots upper estimate
-//     and an optimistic one; FFT composition and repeated squaring (pld.go
-//     states the proof and the floating-point assumptions).
+//     Gaussian, Laplace, PTR (the envelope pair of docs/ptr-pld.md,
+//     ptr_pld.go, discretized from its privacy profile, pld_profile.go) and
+//     Poisson-subsampled mechanisms (PLDMechanism), per adjacency direction,
+//     with a certified connect-the-dots upper estimate and an optimistic one;
+//     FFT composition and repeated squaring (pld.go states the proof and the
+//     floating-point assumptions).
 //   - PrivacyAccountant: one interface over the RDP accountant
 //     (RDPAccounting) and the PLD accountant (PLDAccountant); LoadAccountant
 //     restores either from JSON; MaxSteps answers budget questions;

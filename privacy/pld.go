@@ -107,7 +107,7 @@ type lossPair interface {
 }
 
 // PLDMechanism is a Mechanism whose dominating pairs are known, so that a
-// PLD accountant can compose it. Mechanisms without one (PTR, RGM) only have
+// PLD accountant can compose it. Mechanisms without one (PTRDiscrete, RGM) only have
 // RDP curves; a PLD accountant refuses them.
 type PLDMechanism interface {
 	Mechanism
@@ -196,6 +196,9 @@ func (m pmf) epsilonFor(delta, c, h float64) float64 {
 func discretize(lp lossPair, h float64) (upper, lower pmf, err error) {
 	if !(h > 0) || math.IsInf(h, 0) {
 		return pmf{}, pmf{}, fmt.Errorf("pld: discretization interval must be finite and > 0, got %v", h)
+	}
+	if pp, ok := lp.(profilePair); ok {
+		return discretizeProfile(pp, h)
 	}
 	tlo, thi, err := truncation(lp)
 	if err != nil {

@@ -19,7 +19,7 @@ import (
 // answers bit for bit what the original would, also after further steps.
 // The composed PLD is cached until the next Compose.
 //
-// Only mechanisms with a proven PLD are accepted; PTR and RGM are refused
+// Only mechanisms with a proven PLD are accepted; PTRDiscrete and RGM are refused
 // (account them with the RDP accountant).
 //
 // A PLDAccountant is not safe for concurrent use.

@@ -90,7 +90,7 @@ func TestPLDAccountantJSONResume(t *testing.T) {
 	}
 	for _, bad := range []string{
 		`{"accountant":"pld","state":{"version":1,"interval":0.0001,"mechanisms":[{"spec":{"kind":"gaussian","params":{"sigma":1}},"count":3}],"history":[{"mechanism":0,"count":2}]}}`,
-		`{"accountant":"pld","state":{"version":1,"interval":0.0001,"mechanisms":[{"spec":{"kind":"ptr","params":{"sigma1":1,"tau":1,"b":1,"delta0":1e-6}},"count":1}],"history":[{"mechanism":0,"count":1}]}}`,
+		`{"accountant":"pld","state":{"version":1,"interval":0.0001,"mechanisms":[{"spec":{"kind":"ptr-discrete","params":{"sigma1":1,"tau":1,"b":1,"delta0":1e-6,"k":1}},"count":1}],"history":[{"mechanism":0,"count":1}]}}`,
 		`{"accountant":"pld","state":{"version":2}}`,
 		`{"accountant":"pld","state":{"version":1,"interval":-1}}`,
 		`{"accountant":"xyz","state":{}}`,
@@ -101,10 +101,13 @@ func TestPLDAccountantJSONResume(t *testing.T) {
 	}
 }
 
-func TestPLDAccountantRefusesPTR(t *testing.T) {
+// Mechanisms without a proven PLD (the discrete-Laplace PTR release, RGM)
+// are refused; PTR has one since docs/ptr-pld.md.
+func TestPLDAccountantRefusesUnproven(t *testing.T) {
 	a, _ := NewPLDAccountant(0)
-	ptr := PTR{Sigma1: 1, Tau: 1, B: 1, Delta0: 1e-6}
-	for _, m := range []Mechanism{ptr, PoissonSubsampled{Base: ptr, Q: 0.01}} {
+	disc := PTRDiscrete{Sigma1: 1, Tau: 1, B: 1, Delta0: 1e-6, K: 1}
+	rgm := RGM{Eta: 0.01, Gamma: 1e-3, Dim: 5}
+	for _, m := range []Mechanism{disc, PoissonSubsampled{Base: disc, Q: 0.01}, rgm, PoissonSubsampled{Base: rgm, Q: 0.01}} {
 		if err := a.Compose(m, 1); err == nil {
 			t.Errorf("composed %s", m.Spec().Kind)
 		}
@@ -115,8 +118,11 @@ func TestPLDAccountantRefusesPTR(t *testing.T) {
 	if a.Steps() != 0 {
 		t.Error("refused compositions were recorded")
 	}
-	if !HasPLD(SubsampledGaussian{Q: 0.1, Sigma: 1}) || !HasPLD(PoissonSubsampled{Base: Gaussian{Sigma: 1}, Q: 0.1}) {
-		t.Error("HasPLD false for the subsampled Gaussian")
+	ptr := PTR{Sigma1: 1, Tau: 1, B: 1, Delta0: 1e-6}
+	for _, m := range []Mechanism{SubsampledGaussian{Q: 0.1, Sigma: 1}, PoissonSubsampled{Base: Gaussian{Sigma: 1}, Q: 0.1}, ptr, PoissonSubsampled{Base: ptr, Q: 0.01}} {
+		if !HasPLD(m) {
+			t.Errorf("HasPLD false for %s", m.Spec().Kind)
+		}
 	}
 }
 

@@ -261,6 +261,10 @@ func subsampledPairs(remove, add lossPair, q float64) (lossPair, lossPair, error
 		return remove, add, nil
 	}
 	// Both directions use the base's remove pair (P: with the record).
+	if pp, ok := remove.(profilePair); ok {
+		r, a := subsampledProfilePairs(pp, q)
+		return r, a, nil
+	}
 	return subsampledPair{base: remove, q: q, remove: true}, subsampledPair{base: remove, q: q, remove: false}, nil
 }
 
@@ -279,7 +283,7 @@ func (SubsampledGaussian) PLDBound() string { return subsampledPLDBound }
 const subsampledPLDBound = "poisson-subsampled-pair(zdw22-thm11)"
 
 // lossPairs: Poisson subsampling of the base's pairs; the base must have a
-// PLD (PTR and RGM have none). The RDP bound option does not affect the
+// PLD (the discrete PTR release and RGM have none). The RDP bound option does not affect the
 // PLD, which is exact for the subsampled pair.
 func (m PoissonSubsampled) lossPairs() (lossPair, lossPair, error) {
 	if err := m.Validate(); err != nil {

@@ -66,8 +66,9 @@ type TrainConfig struct {
 	Bound         string `json:"bound,omitempty" yaml:"bound,omitempty"`
 	AllowUnproven bool   `json:"allow_unproven,omitempty" yaml:"allow_unproven,omitempty"`
 	// Accountant is "pld", "rdp" or "" (default: pld when the step
-	// mechanism has a proven privacy loss distribution — DP-SGD and
-	// TSGD+Gaussian — else rdp, e.g. TSGD+PTR). PLDInterval is the PLD
+	// mechanism has a proven privacy loss distribution — DP-SGD,
+	// TSGD+Gaussian and TSGD+PTR (docs/ptr-pld.md) — else rdp, e.g. the
+	// discrete-Laplace secure PTR release). PLDInterval is the PLD
 	// discretization interval (0: privacy.DefaultPLDInterval).
 	Accountant  string  `json:"accountant,omitempty" yaml:"accountant,omitempty"`
 	PLDInterval float64 `json:"pld_interval,omitempty" yaml:"pld_interval,omitempty"`
@@ -359,9 +360,6 @@ func (c *TrainConfig) validate() error {
 	}
 	if c.Accountant != "" && c.Accountant != "pld" && c.Accountant != "rdp" {
 		return bad("accountant must be pld or rdp, got %q", c.Accountant)
-	}
-	if c.Accountant == "pld" && c.Method == "tsgd-ptr" {
-		return bad("accountant pld: TSGD+PTR has no proven privacy loss distribution (its RDP bounds, Theorem 4.3, are used); use accountant rdp")
 	}
 	if c.PLDInterval != 0 && (!(c.PLDInterval > 0 && c.PLDInterval <= 1) || c.Accountant == "rdp") {
 		return bad("pld interval must be in (0, 1] and needs the pld accountant, got %v", c.PLDInterval)

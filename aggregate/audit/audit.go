@@ -137,6 +137,12 @@ type Result struct {
 	// Exceeds is true when the empirical ε is above the claim: the rule
 	// leaks more than its accountant says (at the stated confidence).
 	Exceeds bool `json:"exceeds_claim"`
+	// ClaimedEpsilonPLD is the PLD accountant's certified one-step ε at
+	// Delta when the mechanism has a proven privacy loss distribution
+	// (privacy.HasPLD; nil otherwise), and ExceedsPLD whether the empirical
+	// ε is above it.
+	ClaimedEpsilonPLD *float64 `json:"claimed_epsilon_pld,omitempty"`
+	ExceedsPLD        bool     `json:"exceeds_pld_claim,omitempty"`
 }
 
 // Rule audits the registered rule name configured by cfg.
@@ -188,6 +194,13 @@ func Run(name string, newAgg Factory, cfg aggregate.Config, opt Options) (*Resul
 	if res.ClaimedEpsilon, res.ClaimOrder, err = claim(mech, opt.Delta); err != nil {
 		return nil, fmt.Errorf("audit %s: claimed ε: %w", name, err)
 	}
+	if privacy.HasPLD(mech) {
+		eps, err := claimPLD(mech, opt.Delta)
+		if err != nil {
+			return nil, fmt.Errorf("audit %s: claimed ε (pld): %w", name, err)
+		}
+		res.ClaimedEpsilonPLD = &eps
+	}
 	alpha := (1 - opt.Confidence) / float64(len(cases))
 	for ci, c := range cases {
 		cr, err := runCase(newAgg, mech, c, ci, alpha, opt)
@@ -200,6 +213,9 @@ func Run(name string, newAgg Factory, cfg aggregate.Config, opt Options) (*Resul
 		}
 	}
 	res.Exceeds = res.EmpiricalEpsilon > res.ClaimedEpsilon
+	if res.ClaimedEpsilonPLD != nil {
+		res.ExceedsPLD = res.EmpiricalEpsilon > *res.ClaimedEpsilonPLD
+	}
 	res.Seconds = time.Since(start).Seconds()
 	return res, nil
 }
@@ -236,6 +252,19 @@ func claim(mech privacy.Mechanism, delta float64) (eps, order float64, err error
 		return 0, 0, err
 	}
 	return r.Epsilon, r.Order, nil
+}
+
+// claimPLD is the PLD accountant's certified ε at δ for one run of mech.
+func claimPLD(mech privacy.Mechanism, delta float64) (float64, error) {
+	p, err := privacy.NewPLD(mech, privacy.DefaultPLDInterval)
+	if err != nil {
+		return 0, err
+	}
+	g, err := p.Epsilon(delta)
+	if err != nil {
+		return 0, err
+	}
+	return g.Epsilon, nil
 }
 
 // block is the number of releases drawn from one random stream; streams

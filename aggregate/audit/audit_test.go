@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -254,5 +255,37 @@ func TestLowestBit(t *testing.T) {
 		if got := lowestBit(c.v); got != c.want {
 			t.Errorf("lowestBit(%v) = %v, want %v", c.v, got, c.want)
 		}
+	}
+}
+
+// Check (2) of docs/ptr-pld.md: ptr-tsum audited on its worst-case
+// neighbours never exceeds the PLD accountant's one-step claim, for several
+// (σ, τ, b, δ₀), σ < 4 included. The float release is audited over the
+// reals (TestsReal): its float32 granularity leak exceeds every claim and is
+// what the secure release fixes (TestPlantedBugsAreCaught).
+func TestPTRAuditBelowPLDClaim(t *testing.T) {
+	for _, cfg := range []aggregate.Config{
+		ptrCfg,
+		{Sigma: 0.7, ClipNorm: 1, Tau: 0.5, B: 0.5, Delta0: 1e-6, F: 20},
+		{Sigma: 2, ClipNorm: 1, Tau: 0.2, B: 2, Delta0: 1e-5, F: 40},
+	} {
+		t.Run(fmt.Sprintf("σ=%v,τ=%v,b=%v,δ₀=%v", cfg.Sigma, cfg.Tau, cfg.B, cfg.Delta0), func(t *testing.T) {
+			r, err := Rule("ptr-tsum", cfg, Options{Samples: samples(100000, 200000), Delta: 1e-3, Seed: 5, Tests: TestsReal})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.ClaimedEpsilonPLD == nil {
+				t.Fatal("ptr-tsum has no PLD claim")
+			}
+			for _, cr := range r.Cases {
+				t.Logf("%s: empirical %.3f (PLD claim %.3f, RDP claim %.3f), %s", cr.Case, cr.EmpiricalEpsilon, *r.ClaimedEpsilonPLD, r.ClaimedEpsilon, cr.Test)
+			}
+			if !(*r.ClaimedEpsilonPLD <= r.ClaimedEpsilon) {
+				t.Errorf("PLD claim %.4f above the RDP claim %.4f", *r.ClaimedEpsilonPLD, r.ClaimedEpsilon)
+			}
+			if r.ExceedsPLD || r.EmpiricalEpsilon > *r.ClaimedEpsilonPLD {
+				t.Errorf("ptr-tsum audited above its PLD claim: %.3f > %.3f in case %s", r.EmpiricalEpsilon, *r.ClaimedEpsilonPLD, r.Case)
+			}
+		})
 	}
 }

@@ -23,12 +23,14 @@ const accountUsage = `usage: trainer account rdp|epsilon|sigma [flags]
   sigma    noise multiplier of DP-SGD:  --target-epsilon E --delta D --q Q --steps T [--conversion C] [--orders LIST]
 
 --accountant pld|rdp (epsilon, sigma) selects the accountant; the default is pld wherever the
-mechanism has a proven privacy loss distribution (gaussian with --q, laplace, sigma, --history) and no
+mechanism has a proven privacy loss distribution (gaussian with --q, laplace, ptr, sigma, --history) and no
 RDP option (--orders, --conversion, --direct, --bound, --allow-unproven) is given, else rdp; every output
 names its accountant. pld: a privacy loss distribution (certified upper bound "epsilon", plus
 "epsilon_optimistic" and the "interval"):
   epsilon --accountant pld --mech gaussian --sigma S --q Q --steps N --delta D   (--q 1: no subsampling)
   epsilon --accountant pld --mech laplace --b B [--q Q] --steps N --delta D      (sensitivity 1)
+  epsilon --accountant pld --mech ptr --sigma1 S --tau T --b B --delta0 D0 [--q Q] --steps N --delta D
+          (PTR's envelope pair, docs/ptr-pld.md; no white-box conditions)
   epsilon --accountant pld --history H.json --delta D   (H.json: [{"mech":"gaussian","sigma":S,"q":Q,"steps":N}, …])
   [--interval H] is the discretization interval of the loss axis (default 1e-4).
 

@@ -13,8 +13,8 @@ import (
 
 // defaultAccountant is the accountant of an account command: the one given,
 // else pld wherever the mechanism has a proven privacy loss distribution
-// (the Gaussian with a sampling rate, the Laplace mechanism, DP-SGD's σ, a
-// --history file) and no RDP-only option was given, else rdp.
+// (the Gaussian with a sampling rate, the Laplace mechanism, PTR with or
+// without a sampling rate (docs/ptr-pld.md), DP-SGD's σ, a --history file) and no RDP-only option was given, else rdp.
 func defaultAccountant(sub string, f accountFlags) string {
 	if f.set["accountant"] {
 		return f.accountant
@@ -28,7 +28,7 @@ func defaultAccountant(sub string, f accountFlags) string {
 		}
 	}
 	switch {
-	case sub == "sigma", f.set["history"], f.mech == "laplace", f.mech == "gaussian" && f.set["q"]:
+	case sub == "sigma", f.set["history"], f.mech == "laplace", f.mech == "ptr", f.mech == "gaussian" && f.set["q"]:
 		return privacy.KindPLD
 	}
 	return privacy.KindRDP

@@ -76,7 +76,11 @@ func TestAccountPLDBadInput(t *testing.T) {
 		"no q":           {"--mech", "gaussian", "--sigma", "1", "--steps", "3"},
 		"nan delta":      {"--mech", "gaussian", "--sigma", "1", "--q", "0.1", "--steps", "3", "--delta", "NaN"},
 		"bad interval":   {"--mech", "gaussian", "--sigma", "1", "--q", "0.1", "--steps", "3", "--interval", "NaN"},
-		"ptr":            {"--mech", "ptr", "--sigma1", "1", "--tau", "1", "--b", "1", "--delta0", "1e-6", "--q", "0.1", "--steps", "3"},
+		"ptr tau > 1":    {"--mech", "ptr", "--sigma1", "1", "--tau", "1.5", "--b", "1", "--delta0", "1e-6", "--q", "0.1", "--steps", "3"},
+		"ptr delta0":     {"--mech", "ptr", "--sigma1", "1", "--tau", "0.5", "--b", "1", "--delta0", "0.7", "--q", "0.1", "--steps", "3"},
+		"ptr no b":       {"--mech", "ptr", "--sigma1", "1", "--tau", "0.5", "--delta0", "1e-6", "--q", "0.1", "--steps", "3"},
+		"ptr nan sigma1": {"--mech", "ptr", "--sigma1", "NaN", "--tau", "0.5", "--b", "1", "--delta0", "1e-6", "--q", "0.1", "--steps", "3"},
+		"rgm":            {"--mech", "rgm", "--eta", "0.1", "--gamma", "1", "--dim", "10", "--q", "0.1", "--steps", "3"},
 		"bad accountant": {"--mech", "gaussian", "--sigma", "1", "--q", "0.1", "--steps", "3", "--accountant", "prv"},
 		"rdp option":     {"--mech", "gaussian", "--sigma", "1", "--q", "0.1", "--steps", "3", "--conversion", "bbg"},
 		"empty history":  {"--history", write("e.json", `[]`)},
@@ -106,5 +110,23 @@ func TestAccountSigmaPLD(t *testing.T) {
 	r := runAccountJSON(t, "sigma", "--accountant", "rdp", "--target-epsilon", "3", "--delta", "1e-5", "--q", "0.02", "--steps", "100")
 	if !(m["epsilon"].(float64) <= 3) || !(m["sigma"].(float64) < r["sigma"].(float64)) || math.IsNaN(m["epsilon_optimistic"].(float64)) {
 		t.Errorf("pld %v vs rdp %v", m, r)
+	}
+}
+
+// `account epsilon --accountant pld --mech ptr` composes the PTR step's
+// envelope pair (docs/ptr-pld.md): certified, below the RDP accountant's ε,
+// and the default accountant for --mech ptr.
+func TestAccountPTRPLD(t *testing.T) {
+	args := []string{"--mech", "ptr", "--sigma1", "1.1", "--tau", "0.5", "--b", "1", "--delta0", "1e-8", "--q", "0.01", "--steps", "200", "--delta", "1e-5"}
+	m := runAccountJSON(t, append([]string{"epsilon", "--accountant", "pld", "--interval", "1e-3"}, args...)...)
+	r := runAccountJSON(t, append([]string{"epsilon", "--accountant", "rdp"}, args...)...)
+	d := runAccountJSON(t, append([]string{"epsilon", "--interval", "1e-3"}, args...)...)
+	pe, re := m["epsilon"].(float64), r["epsilon"].(float64)
+	t.Logf("ptr σ1=1.1 τ=0.5 b=1 δ0=1e-8 q=0.01 200 steps: pld ε %.4f, rdp ε %.4f", pe, re)
+	if m["accountant"] != "pld" || !(pe > 0 && pe < re) || !(m["epsilon_optimistic"].(float64) <= pe) {
+		t.Errorf("pld %v vs rdp %v", m, r)
+	}
+	if d["accountant"] != "pld" || d["epsilon"].(float64) != pe {
+		t.Errorf("default accountant for --mech ptr: %v, want the pld answer %v", d, m)
 	}
 }

@@ -132,6 +132,13 @@ func auditMechanism(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "rule %s, mechanism %s, δ = %g, %d releases per batch and case, %s tests\n", res.Rule, res.Mechanism.Kind, res.Delta, res.Samples, res.Tests)
 	fmt.Fprintf(stdout, "claimed ε = %.4f (one step, RDP order %g); empirical ε ≥ %.4f at confidence %g (case %s): %s\n",
 		res.ClaimedEpsilon, res.ClaimOrder, res.EmpiricalEpsilon, res.Confidence, res.Case, verdict)
+	if res.ClaimedEpsilonPLD != nil {
+		v := "below"
+		if res.ExceedsPLD {
+			v = "ABOVE"
+		}
+		fmt.Fprintf(stdout, "PLD claim ε = %.4f (one step, %s): empirical ε %s it\n", *res.ClaimedEpsilonPLD, privacy.KindPLD, v)
+	}
 	w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "case\tempirical ε\tpass rate D/D′\tseconds\ttest")
 	for _, c := range res.Cases {

@@ -88,7 +88,7 @@ func runGrid(name string, fs *flag.FlagSet, g *grid.Grid, m *gridModes, stdout, 
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "cell %d: test accuracy %.2f%%, %d steps, ε %.3f\n", m.cell, 100*s.TestAccuracy, s.Steps, s.Epsilon)
+		fmt.Fprintf(stdout, "cell %d: test accuracy %.2f%%, %d steps, ε %.3f (%s)\n", m.cell, 100*s.TestAccuracy, s.Steps, s.Epsilon, s.Accountant)
 		return nil
 	case !m.collect:
 		if err := g.RunAll(ctx, m.out, nil, m.jobs, stderr); err != nil {

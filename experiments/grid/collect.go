@@ -24,6 +24,9 @@ type RowStats struct {
 	Epsilon, Steps, WallSeconds, PTRPassRate float64
 	Seeds                                    []uint64
 	Accs                                     []float64
+	// Accountant names the accountant of Epsilon ("pld", "rdp"; "mixed"
+	// when the seeds differ, "" for runs without one).
+	Accountant string
 }
 
 // Table is a collected grid.
@@ -49,6 +52,7 @@ type CellResult struct {
 	WallSeconds  float64
 	ExamplesPerS float64
 	PTRPassRate  float64
+	Accountant   string
 }
 
 // Collect reads the summaries of the finished cells under out and groups
@@ -81,8 +85,14 @@ func (g *Grid) Collect(out string) (*Table, error) {
 		t.Cells = append(t.Cells, CellResult{
 			Index: i, Key: filepath.Base(dir), Row: c.Row, Seed: c.Seed, TestAccuracy: s.TestAccuracy,
 			Epsilon: s.Epsilon, Steps: s.Steps, WallSeconds: s.WallSeconds, ExamplesPerS: s.ExamplesPerSecond,
-			PTRPassRate: s.PTRPassRate,
+			PTRPassRate: s.PTRPassRate, Accountant: s.Accountant,
 		})
+		switch {
+		case r.N == 0:
+			r.Accountant = s.Accountant
+		case r.Accountant != s.Accountant:
+			r.Accountant = "mixed"
+		}
 		r.N++
 		r.Seeds = append(r.Seeds, c.Seed)
 		r.Accs = append(r.Accs, 100*s.TestAccuracy)
@@ -136,6 +146,9 @@ func (t *Table) Markdown() string {
 				acc += fmt.Sprintf(" ± %.2f", r.SDAcc)
 			}
 			eps = fmt.Sprintf("%.3f", r.Epsilon)
+			if r.Accountant != "" {
+				eps += " (" + r.Accountant + ")"
+			}
 			steps = fmt.Sprintf("%.0f", r.Steps)
 			wall = fmt.Sprintf("%.0f", r.WallSeconds)
 			if r.PTRPassRate > 0 {
@@ -157,10 +170,10 @@ func (t *Table) Markdown() string {
 // CSV renders one line per finished cell.
 func (t *Table) CSV() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "cell,key,%s,seed,test_accuracy,epsilon,steps,ptr_pass_rate,wall_seconds,examples_per_second\n", strings.Join(t.Columns, ","))
+	fmt.Fprintf(&b, "cell,key,%s,seed,test_accuracy,epsilon,steps,ptr_pass_rate,wall_seconds,examples_per_second,accountant\n", strings.Join(t.Columns, ","))
 	for _, c := range t.Cells {
-		fmt.Fprintf(&b, "%d,%s,%s,%d,%.4f,%.4f,%d,%.4f,%.1f,%.0f\n", c.Index, c.Key, strings.Join(c.Row, ","), c.Seed,
-			c.TestAccuracy, c.Epsilon, c.Steps, c.PTRPassRate, c.WallSeconds, c.ExamplesPerS)
+		fmt.Fprintf(&b, "%d,%s,%s,%d,%.4f,%.4f,%d,%.4f,%.1f,%.0f,%s\n", c.Index, c.Key, strings.Join(c.Row, ","), c.Seed,
+			c.TestAccuracy, c.Epsilon, c.Steps, c.PTRPassRate, c.WallSeconds, c.ExamplesPerS, c.Accountant)
 	}
 	return b.String()
 }
