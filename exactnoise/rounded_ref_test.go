@@ -310,7 +310,7 @@ func TestRound56AtBoundaries(t *testing.T) {
 				}
 			}
 		}
-		if (decidedCount == 0 || undecided == 0) {
+		if decidedCount == 0 || undecided == 0 {
 			t.Errorf("s = %d/2^%d: %d decided, %d undecided cases: the boundary was not probed", c.m, c.f, decidedCount, undecided)
 		}
 	}

@@ -83,7 +83,7 @@ func (s *bitSrc) less(a, b *urand) bool {
 			c := min(b.n-i, 64-(i&63), s.n)
 			if x := (s.w ^ bw) &^ (^uint64(0) >> c); x != 0 {
 				z := uint(bits.LeadingZeros64(x)) // < c
-				if i == 0 { // a is fresh: its digits are the stream's z+1 bits
+				if i == 0 {                       // a is fresh: its digits are the stream's z+1 bits
 					a.w, a.n = s.w&^(^uint64(0)>>(z+1)), z+1
 				} else {
 					a.push(s.w>>(63-z), z+1)
