@@ -40,10 +40,14 @@ import (
 //     sensitivity of an integer sum of rows is R' under add/remove
 //     adjacency — no inflation for rounding.
 //  3. Sum. Σ n_i over the released rows, in int64 (exact, independent of
-//     order and parallelism).
+//     order and parallelism). The sum rule takes it inside the trainer's
+//     per-example pass, row by row while each row is in cache (ChunkSum's
+//     grid mode, securechunks.go); tsum and ptr-tsum, which sort the rows,
+//     take it from the matrix (prepare). Both give the same integers.
 //  4. Noise. J_j = round(s·X_j), X_j ∼ N(0, 1) independent, drawn exactly
-//     with integer operations (exactnoise.RoundedNormal: Karney's exact
-//     normal sampler, rounded exactly), s = σR' — exactly when σR' has at
+//     with integer operations (exactnoise.RoundedNormal: an exact normal
+//     sampler whose fraction is kept as lazily drawn bits, rounded exactly
+//     by interval refinement), s = σR' — exactly when σR' has at
 //     most 64 significant bits, else the next 64-bit dyadic above
 //     (s − σR' < 2⁻⁶³·σR'; a larger scale is the Gaussian mechanism
 //     followed by independent extra noise, so still post-processing).
