@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/bits"
 	"math/rand/v2"
+	"sync"
 
 	"github.com/privtrain/privtrain/internal/vec"
 )
@@ -28,14 +29,14 @@ type chunkGrid struct {
 	free  []int     // indices of the free ones (guarded by mu)
 	slot  []int     // per chunk: its accumulator's index, −1 when none
 	cur   [][]int64 // per chunk: its accumulator, nil when none
-	mu    chan struct{}
+	mu    sync.Mutex
 }
 
 // resetGrid puts c in grid mode for the secure release sec (after Reset).
 func (c *ChunkSum) resetGrid(sec *secureRelease) {
 	g := c.grid
 	if g == nil || g.sec != sec {
-		g = &chunkGrid{sec: sec, mu: make(chan struct{}, 1)}
+		g = &chunkGrid{sec: sec}
 		c.grid = g
 	}
 	g.k = float32(sec.scale)
@@ -63,7 +64,7 @@ func (g *chunkGrid) take(k, p int) []int64 {
 	if acc := g.cur[k]; acc != nil {
 		return acc
 	}
-	g.mu <- struct{}{}
+	g.mu.Lock()
 	var s int
 	if n := len(g.free); n > 0 {
 		s, g.free = g.free[n-1], g.free[:n-1]
@@ -72,16 +73,16 @@ func (g *chunkGrid) take(k, p int) []int64 {
 		g.slots = append(g.slots, make([]int64, p))
 	}
 	acc := g.slots[s]
-	<-g.mu
+	g.mu.Unlock()
 	g.slot[k], g.cur[k] = s, acc
 	return acc
 }
 
 // give returns chunk k's accumulator to the free list (after its last row).
 func (g *chunkGrid) give(k int) {
-	g.mu <- struct{}{}
+	g.mu.Lock()
 	g.free = append(g.free, g.slot[k])
-	<-g.mu
+	g.mu.Unlock()
 	g.slot[k], g.cur[k] = -1, nil
 }
 
