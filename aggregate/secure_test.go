@@ -416,3 +416,47 @@ func TestSecureTSumKeepsSmallestRows(t *testing.T) {
 		}
 	}
 }
+
+// The secure PTR test's pass frequency is P[Lap(b) > B − Δ] with B the
+// certified threshold (here Δ = F = 19 and 16 around B ≈ 17.7, so both
+// branches are frequent): 20,000 tests per margin within 5 binomial
+// standard deviations of the exact probability.
+func TestSecurePTRPassRate(t *testing.T) {
+	for _, f := range []int{19, 16} {
+		cfg := Config{Sigma: 1.1, ClipNorm: 1, Tau: 0.5, B: 1, Delta0: 1e-8, F: f, Secure: true}
+		agg, err := New("ptr-tsum", cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := Grads{M: 40, P: 2, ClipNorm: 1}
+		for i := 0; i < 40; i++ {
+			g.G = append(g.G, 0.1, 0)
+			g.Norms = append(g.Norms, 0.1)
+		}
+		B := agg.(*PTRTSum).Threshold()
+		want := 0.5 * math.Exp(-(B-float64(f))/cfg.B)
+		if float64(f) > B {
+			want = 1 - 0.5*math.Exp((B-float64(f))/cfg.B)
+		}
+		rng := randstream.FromSeed(17).Stream("ptr-rate", uint64(f))
+		out := make([]float32, 2)
+		const n = 20000
+		passed := 0
+		for k := 0; k < n; k++ {
+			rep, err := agg.Aggregate(g, rng, out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ptrOf(rep).Delta != f {
+				t.Fatalf("Δ = %d, want %d", ptrOf(rep).Delta, f)
+			}
+			if ptrOf(rep).Branch == PTRPassed {
+				passed++
+			}
+		}
+		sd := math.Sqrt(n * want * (1 - want))
+		if math.Abs(float64(passed)-n*want) > 5*sd {
+			t.Errorf("Δ = %d, B = %v: %d of %d passed, want %.0f ± %.0f", f, B, passed, n, n*want, 5*sd)
+		}
+	}
+}
