@@ -460,3 +460,33 @@ func TestSecurePTRPassRate(t *testing.T) {
 		}
 	}
 }
+
+// The secure release of every private rule reports exactly the float
+// path's mechanism (so the accountant, its PLD and every step count are
+// the same), for σ and R with long mantissas too.
+func TestSecureMechanismIsFloatMechanism(t *testing.T) {
+	for _, c := range []struct {
+		rule string
+		cfg  Config
+	}{
+		{"sum", Config{Sigma: 1.1, ClipNorm: 1}},
+		{"sum", Config{Sigma: 0.7, ClipNorm: 0.1}},
+		{"tsum", Config{Sigma: 1.1, ClipNorm: 1, F: 3}},
+		{"ptr-tsum", Config{Sigma: 1.1, ClipNorm: 1, Tau: 0.5, B: 1, Delta0: 1e-8, F: 64}},
+		{"ptr-tsum", Config{Sigma: 0.7, ClipNorm: 3, Tau: 0.3, B: 2, Delta0: 1e-6, F: 10}},
+	} {
+		fl, err := New(c.rule, c.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := c.cfg
+		sc.Secure = true
+		se, err := New(c.rule, sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a, b := fl.(Planned).Mechanism(), se.(Planned).Mechanism(); a != b {
+			t.Errorf("%s %+v: float mechanism %#v, secure %#v", c.rule, c.cfg, a, b)
+		}
+	}
+}
