@@ -60,7 +60,8 @@ type Config struct {
 	ExpectedBatch float64
 	// Secure selects the floating-point-safe release of sum, tsum and
 	// ptr-tsum (see secureRelease): exact integer sums on a power-of-two
-	// grid, discrete Gaussian noise and a discrete-Laplace PTR test. It
+	// grid, exactly rounded Gaussian noise and an exact Bernoulli PTR test
+	// bit, post-processing the float path's mechanism (same accounting). It
 	// needs σ > 0; other rules refuse it.
 	Secure bool
 	// RGM is the Relative Gaussian Mechanism of rgm-sum (its η, R_rel, γ,

@@ -1,8 +1,12 @@
 package aggregate
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"fmt"
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"strings"
 	"sync"
@@ -166,10 +170,11 @@ func oneStepEpsilon(t *testing.T, m privacy.Mechanism, delta float64) float64 {
 	return r.Epsilon
 }
 
-// The secure grid and noise: γ = 2^(⌊log₂ σR⌋−14), σ_Z² = ⌈(σR/γ)²⌉, the
-// reported multiplier σ_Z/(R/γ) rounded down (≥ σ, within 1e-9), every
-// release a multiple of γ, and the release unbiased: the mean of many
-// releases is the exact sum of the truncated rows.
+// The secure grid and noise: γ = 2^(⌊log₂ σR⌋−14), the noise scale
+// s = σR/γ exactly (σ, R with short mantissas) or the next 64-bit dyadic
+// above (within 2⁻⁶³ relative), the reported mechanism exactly the float
+// path's privacy.Gaussian{σ}, every release a multiple of γ, and the release
+// unbiased: the mean of many releases is the exact sum of the truncated rows.
 func TestSecureSumGridAndNoise(t *testing.T) {
 	cases := []struct{ sigma, r float64 }{{1.1, 1}, {0.7, 3}, {5, 0.1}}
 	for _, c := range cases {
@@ -182,14 +187,17 @@ func TestSecureSumGridAndNoise(t *testing.T) {
 		if sec.exp != wantExp || sec.gamma != math.Ldexp(1, wantExp) {
 			t.Errorf("σ=%v R=%v: grid 2^%d, want 2^%d", c.sigma, c.r, sec.exp, wantExp)
 		}
-		sz := c.sigma * c.r / sec.gamma
-		if s2 := float64(sec.noise.Sigma2); s2 < sz*sz || s2 > sz*sz+1 {
-			t.Errorf("σ_Z² = %v, want ⌈%v⌉", s2, sz*sz)
+		exact := new(big.Float).SetPrec(512).Mul(new(big.Float).SetFloat64(c.sigma), new(big.Float).SetFloat64(c.r))
+		exact.SetMantExp(exact, -sec.exp) // σR/γ
+		got := sec.noise.ScaleFloat()
+		gap := new(big.Float).SetPrec(512).Sub(got, exact)
+		if gap.Sign() < 0 || gap.Cmp(new(big.Float).SetMantExp(exact, -63)) >= 0 {
+			t.Errorf("σ=%v R=%v: noise scale %v, σR/γ = %v", c.sigma, c.r, got, exact)
 		}
-		eff := agg.(Planned).Mechanism().(privacy.DiscreteGaussian).Sigma
-		if eff < c.sigma*(1-1e-15) || eff > c.sigma*(1+2e-9) { // ⌈·⌉ adds < 1 to σ_Z² ≥ 2²⁸
-			t.Errorf("σ=%v: reported multiplier %v", c.sigma, eff)
+		if m := agg.(Planned).Mechanism(); m != (privacy.Gaussian{Sigma: c.sigma}) {
+			t.Errorf("σ=%v: mechanism %#v, want privacy.Gaussian{σ}", c.sigma, m)
 		}
+		noiseSD, _ := got.Float64()
 		// Three rows in dimension 4; the exact integer sum of the truncated
 		// rows is computed independently here.
 		rows := []float32{0.3, -0.2, 0.1, 0, 0.25, 0.25, -0.5, 0.1, -0.01, 0.002, 0, 0.3}
@@ -222,7 +230,7 @@ func TestSecureSumGridAndNoise(t *testing.T) {
 				mean[j] += q / reps
 			}
 		}
-		sd := math.Sqrt(float64(sec.noise.Sigma2) / reps)
+		sd := noiseSD / math.Sqrt(reps)
 		for j := range mean {
 			if math.Abs(mean[j]-want[j]) > 5*sd {
 				t.Errorf("σ=%v R=%v coord %d: mean release %v grid steps, exact truncated sum %v (±%v)", c.sigma, c.r, j, mean[j], want[j], 5*sd)
@@ -260,18 +268,12 @@ func TestSecureRowsWithinClipNorm(t *testing.T) {
 	}
 }
 
-// The discrete PTR test: T is the smallest integer with
-// Pr[Z > T] = e^{−(T+1)/b}/(1+e^{−1/b}) ≤ δ₀, and the branches follow Δ.
+// The exact PTR test: B is b·log(1/(2δ₀)) rounded up (within 1e-8), the
+// mechanism is exactly the float path's PTRMechanism(cfg), only the bit is
+// released (DeltaHat 0), and the branches follow Δ.
 func TestSecurePTR(t *testing.T) {
-	for _, c := range []struct{ b, delta0 float64 }{{1, 1e-8}, {2, 1e-5}, {0.5, 0.3}, {1024, 1e-8}} {
-		T := discreteLaplaceThreshold(c.b, c.delta0)
-		tail := func(t int64) float64 { return math.Exp(-float64(t+1)/c.b) / (1 + math.Exp(-1/c.b)) }
-		if tail(T) > c.delta0 || T > 0 && tail(T-1) <= c.delta0*(1-1e-9) {
-			t.Errorf("b=%v δ₀=%v: T = %d (tail %v, previous %v)", c.b, c.delta0, T, tail(T), tail(T-1))
-		}
-	}
-	// 40 rows of norm 0.1 (< τ) and F = 30: Δ = F = 30 > T/K ≈ 18.4, so the
-	// test passes except with probability ≈ e^{−11.6}; with 40 rows of norm
+	// 40 rows of norm 0.1 (< τ) and F = 30: Δ = F = 30 > B ≈ 18.4, so the
+	// test passes except with probability ≈ ½e^{−11.6}; with 40 rows of norm
 	// 0.9 > τ, Δ = 0 and it fails except with probability ≤ δ₀.
 	mk := func(norm float32) Grads {
 		g := Grads{M: 40, P: 2, ClipNorm: 1}
@@ -281,12 +283,16 @@ func TestSecurePTR(t *testing.T) {
 		}
 		return g
 	}
-	agg, err := New("ptr-tsum", Config{Sigma: 1.1, ClipNorm: 1, Tau: 0.5, B: 1, Delta0: 1e-8, F: 30, Secure: true})
+	cfg := Config{Sigma: 1.1, ClipNorm: 1, Tau: 0.5, B: 1, Delta0: 1e-8, F: 30, Secure: true}
+	agg, err := New("ptr-tsum", cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m, ok := agg.(Planned).Mechanism().(privacy.PTRDiscrete); !ok || m.B != 1 || m.K != secureTestGranularity || m.Delta0 != 1e-8 || m.Tau > 0.5 || m.Tau < 0.5*(1-1e-15) {
-		t.Fatalf("mechanism %+v", agg.(Planned).Mechanism())
+	if m := agg.(Planned).Mechanism(); m != privacy.Mechanism(PTRMechanism(cfg)) {
+		t.Fatalf("mechanism %#v, want %#v", m, PTRMechanism(cfg))
+	}
+	if B, want := agg.(*PTRTSum).Threshold(), math.Log(1/(2*cfg.Delta0)); B < want || B > want*(1+1e-8) {
+		t.Fatalf("threshold %v, b·log(1/(2δ₀)) = %v", B, want)
 	}
 	rng := randstream.FromSeed(9).Stream("ptr", 0)
 	out := make([]float32, 2)
@@ -300,7 +306,7 @@ func TestSecurePTR(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if v := ptrOf(rep).DeltaHat * secureTestGranularity; ptrOf(rep).Delta != c.delta || ptrOf(rep).Branch.String() != c.branch || v != math.Trunc(v) {
+			if ptrOf(rep).Delta != c.delta || ptrOf(rep).Branch.String() != c.branch || ptrOf(rep).DeltaHat != 0 {
 				t.Fatalf("norm %v: Δ %d Δ̂ %v branch %q, want Δ %d branch %q", c.norm, ptrOf(rep).Delta, ptrOf(rep).DeltaHat, ptrOf(rep).Branch, c.delta, c.branch)
 			}
 			if c.branch == "-" && rep.Trimmed != 30 {
@@ -405,10 +411,126 @@ func TestSecureTSumKeepsSmallestRows(t *testing.T) {
 			mean[j] += float64(v) / sec.gamma / reps
 		}
 	}
-	sd := math.Sqrt(float64(sec.noise.Sigma2) / reps)
+	noiseSD, _ := sec.noise.ScaleFloat().Float64()
+	sd := noiseSD / math.Sqrt(reps)
 	for j := range mean {
 		if math.Abs(mean[j]-want[j]) > 5*sd {
 			t.Errorf("coord %d: mean %v grid steps, want %v ± %v", j, mean[j], want[j], 5*sd)
 		}
+	}
+}
+
+// The secure PTR test's pass frequency is P[Lap(b) > B − Δ] with B the
+// certified threshold (here Δ = F = 19 and 16 around B ≈ 17.7, so both
+// branches are frequent): 20,000 tests per margin within 5 binomial
+// standard deviations of the exact probability.
+func TestSecurePTRPassRate(t *testing.T) {
+	for _, f := range []int{19, 16} {
+		cfg := Config{Sigma: 1.1, ClipNorm: 1, Tau: 0.5, B: 1, Delta0: 1e-8, F: f, Secure: true}
+		agg, err := New("ptr-tsum", cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := Grads{M: 40, P: 2, ClipNorm: 1}
+		for i := 0; i < 40; i++ {
+			g.G = append(g.G, 0.1, 0)
+			g.Norms = append(g.Norms, 0.1)
+		}
+		B := agg.(*PTRTSum).Threshold()
+		want := 0.5 * math.Exp(-(B-float64(f))/cfg.B)
+		if float64(f) > B {
+			want = 1 - 0.5*math.Exp((B-float64(f))/cfg.B)
+		}
+		rng := randstream.FromSeed(17).Stream("ptr-rate", uint64(f))
+		out := make([]float32, 2)
+		const n = 20000
+		passed := 0
+		for k := 0; k < n; k++ {
+			rep, err := agg.Aggregate(g, rng, out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ptrOf(rep).Delta != f {
+				t.Fatalf("Δ = %d, want %d", ptrOf(rep).Delta, f)
+			}
+			if ptrOf(rep).Branch == PTRPassed {
+				passed++
+			}
+		}
+		sd := math.Sqrt(n * want * (1 - want))
+		if math.Abs(float64(passed)-n*want) > 5*sd {
+			t.Errorf("Δ = %d, B = %v: %d of %d passed, want %.0f ± %.0f", f, B, passed, n, n*want, 5*sd)
+		}
+	}
+}
+
+// The secure release of every private rule reports exactly the float
+// path's mechanism (so the accountant, its PLD and every step count are
+// the same), for σ and R with long mantissas too.
+func TestSecureMechanismIsFloatMechanism(t *testing.T) {
+	for _, c := range []struct {
+		rule string
+		cfg  Config
+	}{
+		{"sum", Config{Sigma: 1.1, ClipNorm: 1}},
+		{"sum", Config{Sigma: 0.7, ClipNorm: 0.1}},
+		{"tsum", Config{Sigma: 1.1, ClipNorm: 1, F: 3}},
+		{"ptr-tsum", Config{Sigma: 1.1, ClipNorm: 1, Tau: 0.5, B: 1, Delta0: 1e-8, F: 64}},
+		{"ptr-tsum", Config{Sigma: 0.7, ClipNorm: 3, Tau: 0.3, B: 2, Delta0: 1e-6, F: 10}},
+	} {
+		fl, err := New(c.rule, c.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := c.cfg
+		sc.Secure = true
+		se, err := New(c.rule, sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a, b := fl.(Planned).Mechanism(), se.(Planned).Mechanism(); a != b {
+			t.Errorf("%s %+v: float mechanism %#v, secure %#v", c.rule, c.cfg, a, b)
+		}
+	}
+}
+
+// A fixed key yields fixed secure release bits (integer rows, integer
+// noise, one IEEE conversion): the hash below must be the same on every
+// machine and at every PRIVTRAIN_ASM level; a change of the release must
+// say so in its commit.
+func TestSecureReleaseGolden(t *testing.T) {
+	const m, p = 24, 5000
+	// Rows from integers only (an LCG), scaled by powers of two: the same
+	// float32 values on every machine, norms between 0.16 and 0.65.
+	rows := make([][]float32, m)
+	x := uint64(12345)
+	for i := range rows {
+		rows[i] = make([]float32, p)
+		for j := range rows[i] {
+			x = x*6364136223846793005 + 1442695040888963407
+			rows[i][j] = float32(int64(x>>53)-1024) * float32(math.Ldexp(1, -16-i%3))
+		}
+	}
+	g := batch(rows, 1)
+	h := sha256.New()
+	for _, rule := range []string{"sum", "tsum", "ptr-tsum"} {
+		agg, err := New(rule, Config{Sigma: 1.1, ClipNorm: 1, Tau: 0.5, B: 1, Delta0: 1e-3, F: 8, Secure: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := make([]float32, p)
+		rng := randstream.FromSeed(99).Stream("golden-"+rule, 0)
+		for step := 0; step < 3; step++ {
+			if _, err := agg.Aggregate(g, rng, out); err != nil {
+				t.Fatal(err)
+			}
+			for _, v := range out {
+				h.Write(binary.LittleEndian.AppendUint32(nil, math.Float32bits(v)))
+			}
+		}
+	}
+	const want = "84d385b110da0866f99a3737b7419f3400cee7a817a50d25b12ea45e62afa587"
+	if got := hex.EncodeToString(h.Sum(nil)); got != want {
+		t.Errorf("hash of the secure releases %s, want %s", got, want)
 	}
 }

@@ -86,7 +86,7 @@ func runTrainFrom(args []string, base runner.TrainConfig, stdout, stderr io.Writ
 			fmt.Fprintln(stdout, "WARNING: --allow-unproven was set and some orders used a bound outside its proven conditions")
 		}
 		if sum.SecureNoise {
-			fmt.Fprintln(stdout, "noise: secure (exact integer sums on a power-of-two grid, discrete Gaussian noise, discrete-Laplace PTR test)")
+			fmt.Fprintln(stdout, "noise: secure (exact integer sums on a power-of-two grid, exactly rounded Gaussian noise, exact PTR test bit: post-processing of the accounted mechanism)")
 		} else if sum.PrivacyRandomness != "" {
 			fmt.Fprintln(stdout, "noise: floating point (no --secure-noise): the released values may leak through their low-order bits")
 		}

@@ -83,9 +83,8 @@ func TestFreeRunDir(t *testing.T) {
 }
 
 // --seed makes a run reproducible and the console says the guarantee then
-// assumes the seed stays secret; the default secure noise is accounted by
-// the discrete Gaussian's curve with the ZW19 subsampling bound (on RDP:
-// the discrete mechanism has no proven PLD).
+// assumes the seed stays secret; the default secure noise is accounted as
+// the continuous Gaussian mechanism it post-processes (PLD accountant).
 func TestTrainSeedWarnsAndSecureDefault(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains on MNIST")
@@ -97,7 +96,7 @@ func TestTrainSeedWarnsAndSecureDefault(t *testing.T) {
 	if code := dispatch(args, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
-	for _, want := range []string{"REPRODUCIBLE (seed 3)", "kept secret", "noise: secure", "zw19", "RDP accountant"} {
+	for _, want := range []string{"REPRODUCIBLE (seed 3)", "kept secret", "noise: secure", "PLD accountant"} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, stdout.String())
 		}
