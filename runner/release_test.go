@@ -111,7 +111,9 @@ func TestReleaseSafeFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	keyHex := strings.TrimSpace(string(key))
-	allowed := map[string]bool{"step": true, "epsilon": true, "branch": true, "f": true, "test_accuracy": true}
+	// epsilon_steps is the public step count on the PLD accountant's grid of
+	// counts at which ε was evaluated (a function of the step number).
+	allowed := map[string]bool{"step": true, "epsilon": true, "epsilon_steps": true, "branch": true, "f": true, "test_accuracy": true}
 	lines := readLines(t, filepath.Join(c.Out, metricsFile))
 	if len(lines) != 6 { // 4 steps + 2 evaluations
 		t.Fatalf("metrics.jsonl has %d lines, want 6", len(lines))
