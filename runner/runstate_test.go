@@ -343,7 +343,7 @@ func TestSetupRefusedBeforeWriting(t *testing.T) {
 		{"whitebox outside its conditions", func(c *TrainConfig) {
 			c.Method, c.Tau, c.LaplaceB, c.Delta0, c.Bound = "tsgd-ptr", 0.5, 1, 1e-8, "whitebox"
 		}, "proven only for σ₂ = σ·τ/R ≥ 4"},
-		{"target below one step", func(c *TrainConfig) { c.Steps, c.TargetEpsilon, c.SecureNoise, c.Accountant = 0, 0.01, false, "rdp" }, "is smaller than the ε of a single step (0.630"},
+		{"target below one step", func(c *TrainConfig) { c.Steps, c.TargetEpsilon, c.FloatNoise, c.Accountant = 0, 0.01, true, "rdp" }, "is smaller than the ε of a single step (0.630"},
 	}
 	for i, tc := range tests {
 		c := quickRun(filepath.Join(dir, fmt.Sprintf("r%d", i)))
