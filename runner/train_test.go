@@ -182,7 +182,7 @@ func TestBudgetStop(t *testing.T) {
 	c.BatchSize = 1024
 	c.TargetEpsilon = 0.95
 	c.FloatNoise = true // the check below recomputes the float mechanism's (MTZ19) budget
-	c.Model = "logreg"    // the PLD accountant fits ~100 steps: keep them cheap
+	c.Model = "logreg"  // the PLD accountant fits ~100 steps: keep them cheap
 	s, err := Train(context.Background(), c, Options{})
 	if err != nil {
 		t.Fatal(err)
