@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/privtrain/privtrain/aggregate"
 )
 
 // Every noisy method is secure unless FloatNoise: the defaults, a zero
@@ -152,3 +154,39 @@ func TestLegacyRunResumesWithItsNoise(t *testing.T) {
 		t.Errorf("resumed secure run: secure %v float %v steps %d", res.SecureNoise, res.FloatNoise, res.Steps)
 	}
 }
+
+// Security costs no ε: the secure release is a post-processing of the
+// continuous Gaussian mechanism, accounted by its PLD, so a secure DP-SGD
+// run at target ε = 3 plans exactly the float run's number of steps (σ =
+// 0.7, q = 256/60000, δ = 1e-5: 2,545 steps on the PLD accountant; the
+// former secure release, a discrete Gaussian on RDP, planned 469).
+func TestSecureDPSGDPlansFloatSteps(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loads MNIST and plans 2,545 PLD steps twice")
+	}
+	plan := func(float bool) *sgdJob {
+		c := quickRun("")
+		c.Steps, c.TargetEpsilon, c.Sigma, c.FloatNoise = 0, 3, 0.7, float
+		j, err := buildJob(c, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return j
+	}
+	sec, flt := plan(false), plan(true)
+	if !aggregateSecure(sec) || aggregateSecure(flt) {
+		t.Fatalf("secure job's rule secure=%v, float job's %v", aggregateSecure(sec), aggregateSecure(flt))
+	}
+	if sm, fm := sec.trainer.StepMechanism(), flt.trainer.StepMechanism(); sm != fm {
+		t.Errorf("secure step %+v, float step %+v: not the same mechanism", sm.Spec(), fm.Spec())
+	}
+	if sec.acct.Kind() != "pld" || flt.acct.Kind() != "pld" {
+		t.Errorf("accountants: secure %s, float %s, want pld", sec.acct.Kind(), flt.acct.Kind())
+	}
+	if sec.until != flt.until || sec.until != 2545 {
+		t.Errorf("planned steps: secure %d, float %d, want both 2545", sec.until, flt.until)
+	}
+}
+
+// aggregateSecure reports whether the job's rule releases secure noise.
+func aggregateSecure(j *sgdJob) bool { return j.agg != nil && aggregate.IsSecure(j.agg) }
