@@ -19,8 +19,9 @@
 //
 // The private rules (sum, tsum, ptr-tsum) have a floating-point-safe mode,
 // Config.Secure (secure.go): exact integer sums on a power-of-two grid,
-// discrete Gaussian noise and a discrete-Laplace PTR test, so the released
-// float32 values are post-processing of integers and do not leak through
-// their low-order bits. Their noise must come from a secret stream
+// exactly rounded Gaussian noise and an exact Bernoulli PTR test bit, so the
+// released float32 values are an exact function of the continuous
+// mechanism's output (accounted as that mechanism: post-processing) and do
+// not leak through their low-order bits. Their noise must come from a secret stream
 // (package randstream).
 package aggregate

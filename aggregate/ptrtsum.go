@@ -31,9 +31,10 @@ import (
 // privacy.PTR{Sigma1: σ, Tau: τ/R, B: b, Delta0: δ₀} (Theorem 4.3). σ > 0 is
 // required.
 //
-// With Config.Secure the test is a discrete-Laplace test on the integer Δ
-// and the branches are released on the integer grid with discrete Gaussian
-// noise (see secureRelease); the step is privacy.PTRDiscrete.
+// With Config.Secure the test's bit is drawn exactly with probability
+// P[Lap(b) > B − Δ] on the integer Δ and the branches are released on the
+// integer grid with exactly rounded Gaussian noise (see secureRelease): the
+// same mechanism, privacy.PTR, as post-processing.
 type PTRTSum struct {
 	clipNorm
 	cfg       Config
@@ -85,7 +86,7 @@ func newPTRTSum(cfg Config) (Aggregator, error) {
 		if a.sec, err = newSecure(cfg, true); err != nil {
 			return nil, err
 		}
-		a.threshold = float64(a.sec.thresh) / secureTestGranularity
+		a.threshold = a.sec.threshold()
 	}
 	return a, nil
 }
@@ -107,7 +108,9 @@ func (a *PTRTSum) TrimLevel() int { return a.f }
 // SetTrimLevel sets F (negative values become 0).
 func (a *PTRTSum) SetTrimLevel(f int) { a.f = max(f, 0) }
 
-// Threshold returns the test threshold B = b·log(1/(2δ₀)).
+// Threshold returns the test threshold B = b·log(1/(2δ₀)) (with
+// Config.Secure: that value rounded up to the dyadic rational the test
+// uses, see secureRelease).
 func (a *PTRTSum) Threshold() float64 { return a.threshold }
 
 // SafetyMargin returns Δ(S) of TSUM_F for the ascending norms sorted, trim
@@ -172,17 +175,17 @@ func (a *PTRTSum) Aggregate(g Grads, rng *rand.Rand, out []float32) (Report, err
 }
 
 // secureAggregate is Aggregate in secure mode: Δ on the exact grid norms,
-// v = K·Δ + discrete Laplace (an integer), fail iff v ≤ T; Δ̂ = v/K.
+// then only the test's bit, drawn exactly with probability
+// P[Lap(b) > B − Δ]; the noisy margin Δ̂ is never formed (DeltaHat is 0).
 func (a *PTRTSum) secureAggregate(g Grads, rng *rand.Rand, out []float32) (Report, error) {
 	if err := a.sec.prepare(g); err != nil {
 		return Report{}, fmt.Errorf("ptr-tsum: %w", err)
 	}
 	a.s.idx = a.sec.sortBySumSq(a.s.idx)
 	delta := a.sec.safetyMargin(a.s.idx, a.f)
-	v := secureTestGranularity*int64(delta) + a.sec.lap.Sample(rng)
-	d := PTRDiagnostics{Delta: delta, DeltaHat: float64(v) / secureTestGranularity, F: a.f}
+	d := PTRDiagnostics{Delta: delta, F: a.f}
 	rep := Report{Mechanism: a.sec.Mechanism()}
-	if v <= a.sec.thresh {
+	if !a.sec.ptrPasses(delta, rng) {
 		d.Branch = PTRFailed
 		rep.Diagnostics = d
 		a.sec.release(g, nil, a.sec.noise, rng, out)

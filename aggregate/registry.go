@@ -60,9 +60,10 @@ type Config struct {
 	ExpectedBatch float64
 	// Secure selects the floating-point-safe release of sum, tsum and
 	// ptr-tsum (see secureRelease): exact integer sums on a power-of-two
-	// grid, exact noise and an exact PTR test. It needs σ > 0. New asks
-	// the rule whether it honoured it (SecureReleaser) and refuses a rule
-	// that did not.
+	// grid, exactly rounded Gaussian noise and an exact Bernoulli PTR test
+	// bit, post-processing the float path's mechanism (same accounting). It
+	// needs σ > 0. New asks the rule whether it honoured it
+	// (SecureReleaser) and refuses a rule that did not.
 	Secure bool
 	// RGM is the Relative Gaussian Mechanism of rgm-sum (its η, R_rel, γ,
 	// σ and dimension; see privacy.RGM).

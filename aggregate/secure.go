@@ -21,8 +21,11 @@ import (
 // ptr-tsum. Float noise added to a float aggregate leaks the data through
 // the set of representable outputs (Mironov, CCS 2012: a released
 // float32 y = s + float32(σ·N) reveals s by which multiples of a power of
-// two y can be). The secure release avoids floating point in everything the
-// privacy proof covers:
+// two y can be). The secure release keeps floating point out of everything
+// the privacy proof covers, and is an exact function of the output of the
+// continuous mechanism the float path claims, so it is accounted exactly
+// as that mechanism (same PLD, same RDP: post-processing); docs/secure-release.md
+// gives the whole argument.
 //
 //  1. Grid. γ = 2^e with e = ⌊log₂(σR)⌋ − 14, so the noise standard
 //     deviation σR spans 2¹⁴ to 2¹⁵ grid steps (the grid error is below 1/16384
@@ -38,37 +41,40 @@ import (
 //     adjacency — no inflation for rounding.
 //  3. Sum. Σ n_i over the released rows, in int64 (exact, independent of
 //     order and parallelism).
-//  4. Noise. Y_j ∼ N_Z(0, σ_Z²) independently (exactnoise, exact rejection
-//     sampling) with the integer σ_Z² = ⌈(σR')²⌉ ≥ (σR')², so the step
-//     is the discrete Gaussian mechanism with multiplier σ_Z/R' ≥ σ
-//     (privacy.DiscreteGaussian, CKS20 Theorem 14), reported with σ_Z/R'
-//     rounded down.
-//  5. Release. (Σ n_i + Y)·γ converted to float32: a deterministic function
-//     of the integer vector, i.e. post-processing.
+//  4. Noise. J_j = round(s·X_j), X_j ∼ N(0, 1) independent, drawn exactly
+//     with integer operations (exactnoise.RoundedNormal: Karney's exact
+//     normal sampler, rounded exactly), s = σR' — exactly when σR' has at
+//     most 64 significant bits, else the next 64-bit dyadic above
+//     (s − σR' < 2⁻⁶³·σR'; a larger scale is the Gaussian mechanism
+//     followed by independent extra noise, so still post-processing).
+//  5. Release. (Σ n_i + J)·γ converted to float32. Σ n_i + J =
+//     round(Σ n_i + s·X) because Σ n_i is an integer: a deterministic
+//     function of the continuous Gaussian mechanism's output
+//     Σ n_i + N(0, s²I), which has L2 sensitivity R' and multiplier
+//     s/R' = σ. The step is privacy.Gaussian{σ}, exactly as the float path.
 //
 // ptr-tsum additionally: trimming and the safety margin Δ use the exact
 // integer norms ‖n_i‖² (Δ compares them with ⌊(τ/γ)²⌋, which decides
 // ‖n_i‖ > τ/γ exactly), so Δ has sensitivity 1 and a passed test bounds the
-// trimmed sum's local sensitivity by τ/γ (Theorem 5.1 applied to the rows
-// n_i). The test adds discrete Laplace noise of scale K·b (exact: any
-// finite float64 is a ratio of integers) to the integer K·Δ, K = 2¹⁰ (the
-// granularity makes the test's RDP within 0.1% of the continuous Laplace's,
-// see privacy.DiscreteLaplace), and passes when K·Δ + Z > T, with T the
-// smallest integer for which Pr[Z > T] = e^{−(T+1)/(Kb)}/(1+e^{−1/(Kb)}) ≤ δ₀
-// (checked in float64 with a relative margin of 1e-9). The noisy margin
-// Δ̂ = (K·Δ + Z)/K is an exact function of that integer. The passed branch's noise is N_Z(0, ⌈σ_Z²(τ/R)²⌉), at
-// least τ·σ_Z relative to R' as Theorem 4.3 needs; the step is
-// privacy.PTRDiscrete{σ_Z/R', τ/R (both rounded down), b, δ₀, K}.
+// trimmed sum's local sensitivity by τ' = τ/γ (Theorem 5.1 applied to the
+// rows n_i). The test releases only its bit, drawn exactly with
+// probability P[Lap(b) > B − Δ] (exactnoise.LaplaceTail), which is the law
+// of [Δ + Lap(b) > B]: post-processing of the Laplace mechanism on Δ. B is
+// b·log(1/(2δ₀)) rounded up to a dyadic rational with P[Lap(b) > B] ≤ δ₀
+// certified exactly (exactnoise.PTRThreshold). The passed branch's noise
+// scale is σ·τ' (again rounded up to 64 bits if needed), so each branch is
+// post-processing of the Gaussian mechanism Theorem 4.3 composes, and the
+// step is PTRMechanism(cfg) = privacy.PTR{σ, τ/R, b, δ₀}, as the float path.
 type secureRelease struct {
 	exp    int     // γ = 2^exp
 	scale  float64 // 2^−exp
 	gamma  float64
 	rowMax uint64 // ⌊R'²⌋
 	tauMax uint64 // ⌊(τ/γ)²⌋ (ptr-tsum)
-	noise  *exactnoise.Gaussian
-	pass   *exactnoise.Gaussian // ptr-tsum's passed branch
-	lap    exactnoise.Laplace
-	thresh int64
+	noise  *exactnoise.RoundedNormal
+	pass   *exactnoise.RoundedNormal // ptr-tsum's passed branch
+	b      *big.Rat                  // ptr-tsum's Laplace scale
+	thresh *big.Rat                  // ptr-tsum's threshold B
 	mech   privacy.Mechanism
 
 	sumsq []uint64
@@ -80,10 +86,7 @@ type secureRelease struct {
 	ybuf  []int64
 }
 
-const (
-	secureGridBits        = 14
-	secureTestGranularity = 1 << 10
-)
+const secureGridBits = 14
 
 // newSecure builds the secure release for σ, R (and, when ptr, τ, b, δ₀).
 func newSecure(cfg Config, ptr bool) (*secureRelease, error) {
@@ -103,16 +106,11 @@ func newSecure(cfg Config, ptr bool) (*secureRelease, error) {
 	if s.rowMax, err = floorSquare(rp); err != nil {
 		return nil, err
 	}
-	sz := new(big.Float).SetPrec(512).Mul(exact(cfg.Sigma), rp) // σR', exact
-	s2, err := ceilSquare(sz)
-	if err != nil {
-		return nil, err
+	sz := new(big.Float).SetPrec(512).Mul(exact(cfg.Sigma), rp) // σR', exact (≤ 106 bits)
+	if s.noise, _, err = exactnoise.RoundedNormalAtLeast(sz); err != nil {
+		return nil, fmt.Errorf("secure noise: %w", err)
 	}
-	if s.noise, err = exactnoise.NewGaussian(s2); err != nil {
-		return nil, err
-	}
-	sigmaEff := ratioDown(sqrtBig(s2), rp) // σ_Z/R' rounded down
-	s.mech = privacy.DiscreteGaussian{Sigma: sigmaEff}
+	s.mech = privacy.Gaussian{Sigma: cfg.Sigma}
 	if !ptr {
 		return s, nil
 	}
@@ -121,43 +119,33 @@ func newSecure(cfg Config, ptr bool) (*secureRelease, error) {
 	if s.tauMax, err = floorSquare(tp); err != nil {
 		return nil, err
 	}
-	// σ_Z2² = ⌈σ_Z²·(τ/R)²⌉ = ⌈σ_Z²·τ'²/R'²⌉.
-	num := new(big.Float).SetPrec(512).Mul(tp, tp)
-	num.Mul(num, new(big.Float).SetPrec(512).SetUint64(s2))
-	den := new(big.Float).SetPrec(512).Mul(rp, rp)
-	q := new(big.Float).SetPrec(512).Quo(num, den)
-	s2pass, err := ceilFloat(q)
-	if err != nil {
-		return nil, err
+	s2 := new(big.Float).SetPrec(512).Mul(exact(cfg.Sigma), tp) // σ·τ', exact
+	if s.pass, _, err = exactnoise.RoundedNormalAtLeast(s2); err != nil {
+		return nil, fmt.Errorf("secure noise: passed branch: %w", err)
 	}
-	if s.pass, err = exactnoise.NewGaussian(max(s2pass, 1)); err != nil {
-		return nil, err
+	if !(cfg.B > 0) || math.IsInf(cfg.B, 0) {
+		return nil, fmt.Errorf("secure noise: PTR scale b must be finite and > 0, got %v", cfg.B)
 	}
-	scale := cfg.B * secureTestGranularity // exact: a power-of-two multiple
-	if s.lap, err = exactnoise.NewLaplace(scale); err != nil {
-		return nil, err
+	s.b = new(big.Rat).SetFloat64(cfg.B)
+	if s.thresh, err = exactnoise.PTRThreshold(cfg.B, cfg.Delta0); err != nil {
+		return nil, fmt.Errorf("secure noise: %w", err)
 	}
-	if s.lap.Scale() != scale {
-		return nil, fmt.Errorf("secure noise: PTR scale b = %v is not represented exactly", cfg.B)
-	}
-	s.thresh = discreteLaplaceThreshold(scale, cfg.Delta0)
-	s.mech = privacy.PTRDiscrete{Sigma1: sigmaEff, Tau: ratioDown(exact(cfg.Tau), exact(cfg.ClipNorm)), B: cfg.B, Delta0: cfg.Delta0, K: secureTestGranularity}
-	return s, s.mech.Validate()
+	m := PTRMechanism(cfg)
+	s.mech = m
+	return s, m.Validate()
 }
 
-// discreteLaplaceThreshold returns the smallest integer T ≥ 0 with
-// Pr[Z > T] = e^{−(T+1)/b}/(1+e^{−1/b}) ≤ δ₀·(1 − 1e-9).
-func discreteLaplaceThreshold(b, delta0 float64) int64 {
-	logTail := func(t int64) float64 { return -float64(t+1)/b - math.Log1p(math.Exp(-1/b)) }
-	target := math.Log(delta0) + math.Log1p(-1e-9)
-	t := max(int64(math.Ceil(b*(-target-math.Log1p(math.Exp(-1/b)))))-1, 0)
-	for t > 0 && logTail(t-1) <= target {
-		t--
-	}
-	for logTail(t) > target {
-		t++
-	}
-	return t
+// ptrPasses draws the PTR test's bit for the safety margin delta: true
+// with probability exactly P[Lap(b) > B − Δ] (the test passes).
+func (s *secureRelease) ptrPasses(delta int, rng *rand.Rand) bool {
+	t := new(big.Rat).Sub(s.thresh, new(big.Rat).SetInt64(int64(delta)))
+	return exactnoise.LaplaceTail(rng, t, s.b)
+}
+
+// threshold returns B as a float64 (rounded to nearest; for reports).
+func (s *secureRelease) threshold() float64 {
+	f, _ := s.thresh.Float64()
+	return f
 }
 
 func floorSquare(x *big.Float) (uint64, error) {
@@ -167,34 +155,6 @@ func floorSquare(x *big.Float) (uint64, error) {
 		return 0, fmt.Errorf("secure noise: grid too fine for the clipping norm")
 	}
 	return v.Uint64(), nil
-}
-
-func ceilSquare(x *big.Float) (uint64, error) {
-	return ceilFloat(new(big.Float).SetPrec(1024).Mul(x, x))
-}
-
-func ceilFloat(x *big.Float) (uint64, error) {
-	v, acc := x.Int(nil)
-	if acc == big.Below {
-		v.Add(v, big.NewInt(1))
-	}
-	if !v.IsUint64() || v.Uint64() > 1<<62 {
-		return 0, fmt.Errorf("secure noise: variance %v out of range", x)
-	}
-	return v.Uint64(), nil
-}
-
-func sqrtBig(v uint64) *big.Float {
-	return new(big.Float).SetPrec(512).Sqrt(new(big.Float).SetPrec(512).SetUint64(v))
-}
-
-// ratioDown returns a/b rounded toward zero to float64 (a, b > 0). The
-// quotient is computed to 512 bits, far below float64's precision, and the
-// result is then nudged down one ulp to cover that error.
-func ratioDown(a, b *big.Float) float64 {
-	q := new(big.Float).SetPrec(512).Quo(a, b)
-	f, _ := q.Float64()
-	return math.Nextafter(f, 0)
 }
 
 // Mechanism is the step's (not subsampled) mechanism.
@@ -346,7 +306,7 @@ func (s *secureRelease) rowSumSq(r []float32, mult float64) (uint64, bool) {
 // coordinates) is drawn from a ChaCha8 stream keyed by 32 bytes of rng,
 // taken in block order, so blocks are sampled in parallel and the release
 // is a function of rng's stream alone.
-func (s *secureRelease) release(g Grads, excluded []int, noise *exactnoise.Gaussian, rng *rand.Rand, out []float32) {
+func (s *secureRelease) release(g Grads, excluded []int, noise *exactnoise.RoundedNormal, rng *rand.Rand, out []float32) {
 	total := s.total
 	for _, i := range excluded {
 		s.addRow(total, row(g, i), s.mult[i], -1)
@@ -446,8 +406,8 @@ func secureIfAsked(cfg Config) (*secureRelease, error) {
 }
 
 // gaussianStep is the mechanism of a Gaussian-noise rule's step: the
-// discrete Gaussian of its secure release, the Gaussian with multiplier σ,
-// or nil without noise (σ = 0).
+// Gaussian with multiplier σ (its secure release post-processes that same
+// mechanism), or nil without noise (σ = 0).
 func gaussianStep(sec *secureRelease, sigma float64) privacy.Mechanism {
 	switch {
 	case sec != nil:

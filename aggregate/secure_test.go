@@ -3,6 +3,7 @@ package aggregate
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"strings"
 	"sync"
@@ -166,10 +167,11 @@ func oneStepEpsilon(t *testing.T, m privacy.Mechanism, delta float64) float64 {
 	return r.Epsilon
 }
 
-// The secure grid and noise: γ = 2^(⌊log₂ σR⌋−14), σ_Z² = ⌈(σR/γ)²⌉, the
-// reported multiplier σ_Z/(R/γ) rounded down (≥ σ, within 1e-9), every
-// release a multiple of γ, and the release unbiased: the mean of many
-// releases is the exact sum of the truncated rows.
+// The secure grid and noise: γ = 2^(⌊log₂ σR⌋−14), the noise scale
+// s = σR/γ exactly (σ, R with short mantissas) or the next 64-bit dyadic
+// above (within 2⁻⁶³ relative), the reported mechanism exactly the float
+// path's privacy.Gaussian{σ}, every release a multiple of γ, and the release
+// unbiased: the mean of many releases is the exact sum of the truncated rows.
 func TestSecureSumGridAndNoise(t *testing.T) {
 	cases := []struct{ sigma, r float64 }{{1.1, 1}, {0.7, 3}, {5, 0.1}}
 	for _, c := range cases {
@@ -182,14 +184,17 @@ func TestSecureSumGridAndNoise(t *testing.T) {
 		if sec.exp != wantExp || sec.gamma != math.Ldexp(1, wantExp) {
 			t.Errorf("σ=%v R=%v: grid 2^%d, want 2^%d", c.sigma, c.r, sec.exp, wantExp)
 		}
-		sz := c.sigma * c.r / sec.gamma
-		if s2 := float64(sec.noise.Sigma2); s2 < sz*sz || s2 > sz*sz+1 {
-			t.Errorf("σ_Z² = %v, want ⌈%v⌉", s2, sz*sz)
+		exact := new(big.Float).SetPrec(512).Mul(new(big.Float).SetFloat64(c.sigma), new(big.Float).SetFloat64(c.r))
+		exact.SetMantExp(exact, -sec.exp) // σR/γ
+		got := sec.noise.ScaleFloat()
+		gap := new(big.Float).SetPrec(512).Sub(got, exact)
+		if gap.Sign() < 0 || gap.Cmp(new(big.Float).SetMantExp(exact, -63)) >= 0 {
+			t.Errorf("σ=%v R=%v: noise scale %v, σR/γ = %v", c.sigma, c.r, got, exact)
 		}
-		eff := agg.(Planned).Mechanism().(privacy.DiscreteGaussian).Sigma
-		if eff < c.sigma*(1-1e-15) || eff > c.sigma*(1+2e-9) { // ⌈·⌉ adds < 1 to σ_Z² ≥ 2²⁸
-			t.Errorf("σ=%v: reported multiplier %v", c.sigma, eff)
+		if m := agg.(Planned).Mechanism(); m != (privacy.Gaussian{Sigma: c.sigma}) {
+			t.Errorf("σ=%v: mechanism %#v, want privacy.Gaussian{σ}", c.sigma, m)
 		}
+		noiseSD, _ := got.Float64()
 		// Three rows in dimension 4; the exact integer sum of the truncated
 		// rows is computed independently here.
 		rows := []float32{0.3, -0.2, 0.1, 0, 0.25, 0.25, -0.5, 0.1, -0.01, 0.002, 0, 0.3}
@@ -222,7 +227,7 @@ func TestSecureSumGridAndNoise(t *testing.T) {
 				mean[j] += q / reps
 			}
 		}
-		sd := math.Sqrt(float64(sec.noise.Sigma2) / reps)
+		sd := noiseSD / math.Sqrt(reps)
 		for j := range mean {
 			if math.Abs(mean[j]-want[j]) > 5*sd {
 				t.Errorf("σ=%v R=%v coord %d: mean release %v grid steps, exact truncated sum %v (±%v)", c.sigma, c.r, j, mean[j], want[j], 5*sd)
@@ -260,18 +265,12 @@ func TestSecureRowsWithinClipNorm(t *testing.T) {
 	}
 }
 
-// The discrete PTR test: T is the smallest integer with
-// Pr[Z > T] = e^{−(T+1)/b}/(1+e^{−1/b}) ≤ δ₀, and the branches follow Δ.
+// The exact PTR test: B is b·log(1/(2δ₀)) rounded up (within 1e-8), the
+// mechanism is exactly the float path's PTRMechanism(cfg), only the bit is
+// released (DeltaHat 0), and the branches follow Δ.
 func TestSecurePTR(t *testing.T) {
-	for _, c := range []struct{ b, delta0 float64 }{{1, 1e-8}, {2, 1e-5}, {0.5, 0.3}, {1024, 1e-8}} {
-		T := discreteLaplaceThreshold(c.b, c.delta0)
-		tail := func(t int64) float64 { return math.Exp(-float64(t+1)/c.b) / (1 + math.Exp(-1/c.b)) }
-		if tail(T) > c.delta0 || T > 0 && tail(T-1) <= c.delta0*(1-1e-9) {
-			t.Errorf("b=%v δ₀=%v: T = %d (tail %v, previous %v)", c.b, c.delta0, T, tail(T), tail(T-1))
-		}
-	}
-	// 40 rows of norm 0.1 (< τ) and F = 30: Δ = F = 30 > T/K ≈ 18.4, so the
-	// test passes except with probability ≈ e^{−11.6}; with 40 rows of norm
+	// 40 rows of norm 0.1 (< τ) and F = 30: Δ = F = 30 > B ≈ 18.4, so the
+	// test passes except with probability ≈ ½e^{−11.6}; with 40 rows of norm
 	// 0.9 > τ, Δ = 0 and it fails except with probability ≤ δ₀.
 	mk := func(norm float32) Grads {
 		g := Grads{M: 40, P: 2, ClipNorm: 1}
@@ -281,12 +280,16 @@ func TestSecurePTR(t *testing.T) {
 		}
 		return g
 	}
-	agg, err := New("ptr-tsum", Config{Sigma: 1.1, ClipNorm: 1, Tau: 0.5, B: 1, Delta0: 1e-8, F: 30, Secure: true})
+	cfg := Config{Sigma: 1.1, ClipNorm: 1, Tau: 0.5, B: 1, Delta0: 1e-8, F: 30, Secure: true}
+	agg, err := New("ptr-tsum", cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m, ok := agg.(Planned).Mechanism().(privacy.PTRDiscrete); !ok || m.B != 1 || m.K != secureTestGranularity || m.Delta0 != 1e-8 || m.Tau > 0.5 || m.Tau < 0.5*(1-1e-15) {
-		t.Fatalf("mechanism %+v", agg.(Planned).Mechanism())
+	if m := agg.(Planned).Mechanism(); m != privacy.Mechanism(PTRMechanism(cfg)) {
+		t.Fatalf("mechanism %#v, want %#v", m, PTRMechanism(cfg))
+	}
+	if B, want := agg.(*PTRTSum).Threshold(), math.Log(1/(2*cfg.Delta0)); B < want || B > want*(1+1e-8) {
+		t.Fatalf("threshold %v, b·log(1/(2δ₀)) = %v", B, want)
 	}
 	rng := randstream.FromSeed(9).Stream("ptr", 0)
 	out := make([]float32, 2)
@@ -300,7 +303,7 @@ func TestSecurePTR(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if v := ptrOf(rep).DeltaHat * secureTestGranularity; ptrOf(rep).Delta != c.delta || ptrOf(rep).Branch.String() != c.branch || v != math.Trunc(v) {
+			if ptrOf(rep).Delta != c.delta || ptrOf(rep).Branch.String() != c.branch || ptrOf(rep).DeltaHat != 0 {
 				t.Fatalf("norm %v: Δ %d Δ̂ %v branch %q, want Δ %d branch %q", c.norm, ptrOf(rep).Delta, ptrOf(rep).DeltaHat, ptrOf(rep).Branch, c.delta, c.branch)
 			}
 			if c.branch == "-" && rep.Trimmed != 30 {
@@ -405,7 +408,8 @@ func TestSecureTSumKeepsSmallestRows(t *testing.T) {
 			mean[j] += float64(v) / sec.gamma / reps
 		}
 	}
-	sd := math.Sqrt(float64(sec.noise.Sigma2) / reps)
+	noiseSD, _ := sec.noise.ScaleFloat().Float64()
+	sd := noiseSD / math.Sqrt(reps)
 	for j := range mean {
 		if math.Abs(mean[j]-want[j]) > 5*sd {
 			t.Errorf("coord %d: mean %v grid steps, want %v ± %v", j, mean[j], want[j], 5*sd)

@@ -14,7 +14,7 @@ import (
 // is released and Report.Mechanism is nil.
 //
 // With Config.Secure the release is floating-point safe (see secureRelease)
-// and the step is privacy.DiscreteGaussian.
+// and post-processes the same Gaussian mechanism.
 //
 // Summation order (float noise): Aggregate and AggregateScaled add the rows
 // in row order, each coordinate in float32 with one rounding per addition;

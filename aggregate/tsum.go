@@ -16,7 +16,8 @@ import (
 // mechanism with multiplier σ (nil Mechanism when σ = 0).
 //
 // With Config.Secure the norms, the trimming and the release are on the
-// integer grid (see secureRelease) and the step is privacy.DiscreteGaussian.
+// integer grid (see secureRelease), post-processing the same Gaussian
+// mechanism.
 type TSum struct {
 	clipNorm
 	cfg Config

@@ -61,7 +61,7 @@ func seq(n int) []int {
 // BenchmarkStep measures whole optimizer steps of the TF-Privacy CNN:
 // non-private SGD versus a DP-SGD step (per-example gradients, clipping,
 // Gaussian noise, update and accounting) and a DP-SGD step with secure
-// noise ("dp-secure": exact integer sum on the grid, discrete Gaussian noise;
+// noise ("dp-secure": exact integer sum on the grid, exactly rounded Gaussian noise;
 // aggregate.Config.Secure). scripts/bench.sh reports the ratios.
 func BenchmarkStep(b *testing.B) {
 	cases := []struct {

@@ -200,12 +200,14 @@ func copyDir(t *testing.T, src, dst string) {
 	}
 }
 
-// A secure-noise run is accounted by its own (discrete) mechanism: it stops
+// A secure-noise run is accounted by the continuous Gaussian mechanism its
+// release post-processes (privacy.Gaussian{σ}, as a float run): it stops
 // within the target, and one more step of that mechanism, Poisson-subsampled
 // and composed independently here, would exceed it.
 func TestSecureBudgetStop(t *testing.T) {
 	c := logregRun(filepath.Join(t.TempDir(), "budget"), 0)
 	c.BatchSize, c.TargetEpsilon, c.SecureNoise = 1024, 0.95, true
+	c.Accountant = "rdp" // composed independently below with the RDP accountant
 	s, err := Train(context.Background(), c, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -218,8 +220,8 @@ func TestSecureBudgetStop(t *testing.T) {
 		t.Fatal(err)
 	}
 	mech := agg.(aggregate.Planned).Mechanism()
-	if _, ok := mech.(privacy.DiscreteGaussian); !ok {
-		t.Fatalf("secure sum's mechanism is %T", mech)
+	if mech != (privacy.Gaussian{Sigma: c.Sigma}) {
+		t.Fatalf("secure sum's mechanism is %#v, want privacy.Gaussian{σ}", mech)
 	}
 	for _, k := range []int{s.Steps, s.Steps + 1} {
 		acct, _ := privacy.NewAccountant(nil)
