@@ -9,7 +9,7 @@ package runner
 const FloatNoiseWarning = "FLOAT NOISE (--float-noise): the released values are float32 sums with float noise, whose low-order bits leak the data; the (ε, δ) guarantee does NOT hold against floating-point attacks (Mironov, \"On significance of the least significant bits for differential privacy\", CCS 2012)"
 
 // SecureNoiseStatement is what a secure run says of its releases.
-const SecureNoiseStatement = "secure (floating-point safe): exact integer sums on a power-of-two grid, exactly rounded Gaussian noise and an exact PTR test bit, a post-processing of the continuous mechanism the accountant charges (docs/secure-release.md)"
+const SecureNoiseStatement = "secure (floating-point safe): exact integer sums on a power-of-two grid with exactly rounded Gaussian noise (TSGD+PTR: the test bit drawn exactly too), a post-processing of the continuous mechanism the accountant charges (docs/secure-release.md)"
 
 // noiseName names the release for messages.
 func noiseName(secure bool) string {
