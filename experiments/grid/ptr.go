@@ -30,7 +30,8 @@ type PTRTable struct {
 	// Steps > 0 caps every run at that many steps (smoke tests, CI).
 	Steps int
 	// Accountant is "pld", "rdp" or "" (each method's default: pld where
-	// the step has a proven PLD, i.e. float-noise DP-SGD and TSGD+Gaussian;
+	// the step has a proven PLD, i.e. DP-SGD and TSGD+Gaussian, secure or
+	// float;
 	// rdp for TSGD+PTR). An explicit pld applies to those methods only.
 	Accountant string
 	// FloatNoise opts out of the secure (floating-point-safe) release, the
