@@ -31,8 +31,8 @@ type PTRTable struct {
 	Steps int
 	// Accountant is "pld", "rdp" or "" (each method's default: pld where
 	// the step has a proven PLD, i.e. DP-SGD and TSGD+Gaussian, secure or
-	// float;
-	// rdp for TSGD+PTR). An explicit pld applies to those methods only.
+	// float; rdp for TSGD+PTR). An explicit pld applies to those methods
+	// only.
 	Accountant string
 	// FloatNoise opts out of the secure (floating-point-safe) release, the
 	// default (runner.TrainConfig.FloatNoise): float cells have the keys
