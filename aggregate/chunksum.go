@@ -20,6 +20,11 @@ type ChunkSummer interface {
 	// SumsChunks reports whether AggregateChunks is available in the
 	// rule's configuration.
 	SumsChunks() bool
+	// ResetChunks prepares c for a batch of rows of p values cut into the
+	// chunks starting at starts (ChunkSum.Reset), in the rule's mode: the
+	// float chunk sum, or (secure release) the exact integer sum on the
+	// rule's grid.
+	ResetChunks(c *ChunkSum, p int, starts []int) error
 	// AggregateChunks releases the sum held in c (every row of the batch
 	// added, in ChunkSum's order) plus the rule's noise. clipNorm is the R
 	// the rows were clipped to. For a private rule every added row must
@@ -50,12 +55,43 @@ type ChunkSum struct {
 	acc    []float32 // S_k at acc[k·p : (k+1)·p]
 	added  []int     // rows added to each chunk so far
 	norms  []float64 // measured norm of each added row
+	grid   *chunkGrid
+	onGrid bool // grid mode (ResetChunks of the secure release)
 }
 
 // Reset prepares c for a batch of M = starts[len(starts)−1] rows of p values
 // cut into the chunks [starts[k], starts[k+1]): starts[0] = 0 and strictly
 // increasing (M = 0: starts = [0]). Buffers are reused.
 func (c *ChunkSum) Reset(p int, starts []int) error {
+	if err := checkStarts(p, starts); err != nil {
+		return err
+	}
+	nk := len(starts) - 1
+	c.reset(p, starts)
+	if cap(c.acc) < nk*p {
+		c.acc = make([]float32, (nk+nk/4+1)*p)
+	}
+	c.acc = c.acc[:nk*p]
+	return nil
+}
+
+// reset is Reset without the float chunk sums (grid mode has none).
+func (c *ChunkSum) reset(p int, starts []int) {
+	nk, m := len(starts)-1, starts[len(starts)-1]
+	c.p, c.onGrid = p, false
+	c.starts = append(c.starts[:0], starts...)
+	c.added = append(c.added[:0], make([]int, nk)...)
+	if cap(c.norms) < m {
+		c.norms = make([]float64, m+m/4+1)
+	}
+	c.norms = c.norms[:m]
+	for i := range c.norms {
+		c.norms[i] = math.NaN() // not added yet
+	}
+}
+
+// checkStarts validates Reset's arguments.
+func checkStarts(p int, starts []int) error {
 	if p <= 0 {
 		return fmt.Errorf("chunk sum: rows of %d values", p)
 	}
@@ -66,21 +102,6 @@ func (c *ChunkSum) Reset(p int, starts []int) error {
 		if starts[k] <= starts[k-1] {
 			return fmt.Errorf("chunk sum: chunk starts %v are not increasing", starts)
 		}
-	}
-	nk, m := len(starts)-1, starts[len(starts)-1]
-	c.p = p
-	c.starts = append(c.starts[:0], starts...)
-	if cap(c.acc) < nk*p {
-		c.acc = make([]float32, (nk+nk/4+1)*p)
-	}
-	c.acc = c.acc[:nk*p]
-	c.added = append(c.added[:0], make([]int, nk)...)
-	if cap(c.norms) < m {
-		c.norms = make([]float64, m+m/4+1)
-	}
-	c.norms = c.norms[:m]
-	for i := range c.norms {
-		c.norms[i] = math.NaN() // not added yet
 	}
 	return nil
 }
@@ -106,7 +127,12 @@ func (c *ChunkSum) Add(k, i int, row []float32, s float32) (float64, error) {
 	if len(row) != c.p {
 		return 0, fmt.Errorf("chunk sum: row of %d values, want %d", len(row), c.p)
 	}
-	n := math.Sqrt(vec.AddScaled(c.acc[k*c.p:(k+1)*c.p], row, s, i == lo))
+	var n float64
+	if c.onGrid {
+		n = c.addGrid(k, i, row, s)
+	} else {
+		n = math.Sqrt(vec.AddScaled(c.acc[k*c.p:(k+1)*c.p], row, s, i == lo))
+	}
 	c.norms[i] = n
 	c.added[k]++
 	return n, nil
@@ -120,6 +146,9 @@ func (c *ChunkSum) Sum(out []float32) error {
 	}
 	if err := c.complete(); err != nil {
 		return err
+	}
+	if c.onGrid {
+		return fmt.Errorf("chunk sum: the rows were summed on the secure grid, not in float32")
 	}
 	nk := len(c.added)
 	if nk == 0 {
@@ -144,18 +173,38 @@ func (c *ChunkSum) complete() error {
 	return nil
 }
 
-// SumsChunks implements ChunkSummer: the float release (not Config.Secure,
-// whose integer sum is taken on the grid from the full matrix).
-func (a *Sum) SumsChunks() bool { return a.sec == nil }
+// SumsChunks implements ChunkSummer: the float release, and the secure
+// release, whose exact integer sum is then taken on its grid chunk by
+// chunk (ResetChunks puts the ChunkSum in grid mode).
+func (a *Sum) SumsChunks() bool { return true }
+
+// ResetChunks implements ChunkSummer: Reset, and grid mode for the secure
+// release.
+func (a *Sum) ResetChunks(c *ChunkSum, p int, starts []int) error {
+	if a.sec == nil {
+		return c.Reset(p, starts)
+	}
+	if err := checkStarts(p, starts); err != nil {
+		return err
+	}
+	c.reset(p, starts)
+	c.resetGrid(a.sec)
+	c.onGrid = true
+	return nil
+}
 
 // AggregateChunks implements ChunkSummer: the checks of AggregateScaled on
-// the norms c measured, then c's sum (ChunkSum's order) and the noise.
+// the norms c measured, then c's sum (ChunkSum's order) and the noise; for
+// the secure release, the integer sum on the grid and its exact noise.
 func (a *Sum) AggregateChunks(c *ChunkSum, clipNorm float64, rng *rand.Rand, out []float32) (Report, error) {
-	if a.sec != nil {
-		return Report{}, fmt.Errorf("sum: the secure release takes the full matrix, not chunk sums")
-	}
 	if err := c.complete(); err != nil {
 		return Report{}, fmt.Errorf("sum: %w", err)
+	}
+	if a.sec != nil {
+		return a.aggregateSecureChunks(c, clipNorm, rng, out)
+	}
+	if c.onGrid {
+		return Report{}, fmt.Errorf("sum: the chunk sums were taken on a secure grid")
 	}
 	g := Grads{Norms: c.norms, M: c.Rows(), P: c.p, ClipNorm: clipNorm}
 	private := a.cfg.Sigma > 0

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"sync"
 	"testing"
+
+	"github.com/privtrain/privtrain/privacy"
 )
 
 // chunkRows builds m rows of p values whose magnitudes span 12 decades (so
@@ -239,8 +241,8 @@ func TestChunkSumErrors(t *testing.T) {
 // TestSumAggregateChunks checks the rule's side: the release is the chunk
 // sum plus the noise stream of Aggregate (same generator, same order of
 // draws); a row above R is refused with ErrNotClipped before any draw; a
-// NaN row and an incomplete batch are refused; the secure release does not
-// take chunk sums; and no rule other than sum offers the path.
+// NaN row and an incomplete batch are refused; and no rule other than sum
+// offers the path (TestSecureAggregateChunks covers the secure release).
 func TestSumAggregateChunks(t *testing.T) {
 	const p, r, sigma = 300, 1.0, 0.8
 	rng := rand.New(rand.NewPCG(41, 42))
@@ -262,7 +264,7 @@ func TestSumAggregateChunks(t *testing.T) {
 		t.Fatal("sum does not offer the chunk path")
 	}
 	var c ChunkSum
-	if err := c.Reset(p, starts); err != nil {
+	if err := cs.ResetChunks(&c, p, starts); err != nil {
 		t.Fatal(err)
 	}
 	fillChunks(t, &c, g, s, p, starts, 2)
@@ -319,13 +321,6 @@ func TestSumAggregateChunks(t *testing.T) {
 		t.Error("incomplete batch released")
 	}
 
-	sec, err := New("sum", Config{Sigma: sigma, ClipNorm: r, Secure: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if sec.(ChunkSummer).SumsChunks() {
-		t.Error("the secure sum offers chunk sums")
-	}
 	built := 0
 	for _, name := range Names() {
 		if name == "sum" {
@@ -355,5 +350,125 @@ func TestSumAggregateChunks(t *testing.T) {
 	}
 	if built < 3 {
 		t.Errorf("only %d other rules built", built)
+	}
+}
+
+// TestSecureAggregateChunks: the secure sum's integer sum taken chunk by
+// chunk (grid mode) releases bit for bit what the matrix path (Aggregate
+// on the rows fl32(s_i·g_i)) releases from the same stream, for 1, 2 and 3
+// goroutines; it keeps at most one accumulator per goroutine; an unclipped
+// row is refused with ErrNotClipped before any draw; a row on the grid just
+// above R' is shrunk by the careful path to within ⌊R'²⌋ (and reported
+// with its norm above R, so the trainer clips it and retries).
+func TestSecureAggregateChunks(t *testing.T) {
+	const p, r, sigma = 5000, 1.0, 1.1
+	rng := rand.New(rand.NewPCG(51, 52))
+	starts := []int{0, 3, 7, 8, 12, 16}
+	m := starts[len(starts)-1]
+	g, s := chunkRows(rng, m, p)
+	for i := 0; i < m; i++ { // scale every row to norm R·u, u ∈ (0.3, 1)
+		var ss float64
+		for _, v := range g[i*p : (i+1)*p] {
+			ss += float64(v) * float64(v)
+		}
+		target := r * (0.3 + 0.7*rng.Float64())
+		s[i] = float32(target / math.Sqrt(ss))
+	}
+	a, err := New("sum", Config{Sigma: sigma, ClipNorm: r, Secure: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := a.(ChunkSummer)
+	if !cs.SumsChunks() {
+		t.Fatal("the secure sum does not take chunk sums")
+	}
+	// The matrix path on the scaled rows.
+	scaled := make([]float32, m*p)
+	norms := make([]float64, m)
+	for i := 0; i < m; i++ {
+		for j := 0; j < p; j++ {
+			scaled[i*p+j] = s[i] * g[i*p+j]
+		}
+		norms[i] = rowNorm(scaled[i*p : (i+1)*p])
+	}
+	ref, err := New("sum", Config{Sigma: sigma, ClipNorm: r, Secure: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := make([]float32, p)
+	if _, err := ref.Aggregate(Grads{G: scaled, Norms: norms, M: m, P: p, ClipNorm: r}, rand.New(rand.NewPCG(9, 10)), want); err != nil {
+		t.Fatal(err)
+	}
+	for _, workers := range []int{1, 2, 3} {
+		var c ChunkSum
+		if err := cs.ResetChunks(&c, p, starts); err != nil {
+			t.Fatal(err)
+		}
+		fillChunks(t, &c, g, s, p, starts, workers)
+		if n := len(c.grid.slots); n > workers {
+			t.Errorf("%d workers used %d accumulators", workers, n)
+		}
+		got := make([]float32, p)
+		rep, err := cs.AggregateChunks(&c, r, rand.New(rand.NewPCG(9, 10)), got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Mechanism != (privacy.Gaussian{Sigma: sigma}) {
+			t.Errorf("mechanism %#v", rep.Mechanism)
+		}
+		for j := range want {
+			if math.Float32bits(got[j]) != math.Float32bits(want[j]) {
+				t.Fatalf("workers=%d: out[%d] = %v, matrix path %v", workers, j, got[j], want[j])
+			}
+		}
+		if err := c.Sum(got); err == nil {
+			t.Error("a grid-mode chunk sum handed out a float sum")
+		}
+	}
+	// An unscaled row: refused before any draw.
+	s2 := append([]float32(nil), s...)
+	s2[2] = 1
+	var c ChunkSum
+	if err := cs.ResetChunks(&c, p, starts); err != nil {
+		t.Fatal(err)
+	}
+	fillChunks(t, &c, g, s2, p, starts, 2)
+	gen := rand.New(rand.NewPCG(7, 8))
+	if _, err := cs.AggregateChunks(&c, r, gen, make([]float32, p)); !errors.Is(err, ErrNotClipped) {
+		t.Fatalf("unclipped row: got %v, want ErrNotClipped", err)
+	}
+	if gen.Uint64() != rand.New(rand.NewPCG(7, 8)).Uint64() {
+		t.Error("noise was drawn before the rows were certified")
+	}
+	// A row of exact grid values (3·2¹², 4·2¹²)·γ·(1 + 2⁻¹¹): integer norm
+	// 5·2¹²·(1 + 2⁻¹¹) > R' = 2¹⁴·… — truncation keeps it above ⌊R'²⌋ —
+	// is shrunk within ⌊R'²⌋ and reported with its norm above R.
+	sec := a.(*Sum).sec
+	rp := math.Sqrt(float64(sec.rowMax))
+	over := []float32{float32(0.6 * rp * (1 + 1.0/2048) * sec.gamma), float32(0.8 * rp * (1 + 1.0/2048) * sec.gamma)}
+	var c1 ChunkSum
+	if err := cs.ResetChunks(&c1, 2, []int{0, 1}); err != nil {
+		t.Fatal(err)
+	}
+	n, err := c1.Add(0, 0, over, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tot := make([]int64, 2)
+	c1.gridTotal(tot)
+	if sq := uint64(tot[0]*tot[0] + tot[1]*tot[1]); sq > sec.rowMax || sq < sec.rowMax*99/100 || n <= r {
+		t.Errorf("over-norm row: ‖n‖² = %d (bound %d), measured norm %v", sq, sec.rowMax, n)
+	}
+	if _, err := cs.AggregateChunks(&c1, r, rand.New(rand.NewPCG(7, 8)), make([]float32, 2)); !errors.Is(err, ErrNotClipped) {
+		t.Errorf("over-norm row: got %v, want ErrNotClipped", err)
+	}
+	// A float chunk sum is refused by the secure rule.
+	var f ChunkSum
+	if err := f.Reset(p, starts); err != nil {
+		t.Fatal(err)
+	}
+	fillChunks(t, &f, g, s, p, starts, 1)
+	if _, err := cs.AggregateChunks(&f, r, rand.New(rand.NewPCG(7, 8)), make([]float32, p)); err == nil {
+		t.Error("secure sum released a float chunk sum")
 	}
 }

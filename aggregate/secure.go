@@ -40,10 +40,14 @@ import (
 //     sensitivity of an integer sum of rows is R' under add/remove
 //     adjacency — no inflation for rounding.
 //  3. Sum. Σ n_i over the released rows, in int64 (exact, independent of
-//     order and parallelism).
+//     order and parallelism). The sum rule takes it inside the trainer's
+//     per-example pass, row by row while each row is in cache (ChunkSum's
+//     grid mode, securechunks.go); tsum and ptr-tsum, which sort the rows,
+//     take it from the matrix (prepare). Both give the same integers.
 //  4. Noise. J_j = round(s·X_j), X_j ∼ N(0, 1) independent, drawn exactly
-//     with integer operations (exactnoise.RoundedNormal: Karney's exact
-//     normal sampler, rounded exactly), s = σR' — exactly when σR' has at
+//     with integer operations (exactnoise.RoundedNormal: an exact normal
+//     sampler whose fraction is kept as lazily drawn bits, rounded exactly
+//     by interval refinement), s = σR' — exactly when σR' has at
 //     most 64 significant bits, else the next 64-bit dyadic above
 //     (s − σR' < 2⁻⁶³·σR'; a larger scale is the Gaussian mechanism
 //     followed by independent extra noise, so still post-processing).
@@ -301,18 +305,24 @@ func (s *secureRelease) rowSumSq(r []float32, mult float64) (uint64, bool) {
 	return sum, true
 }
 
-// release writes (Σ_{all rows} n_i − Σ_{i∈excluded} n_i + Y)·γ into out,
-// Y_j ∼ noise, after prepare. The noise of coordinate block b (4096
-// coordinates) is drawn from a ChaCha8 stream keyed by 32 bytes of rng,
-// taken in block order, so blocks are sampled in parallel and the release
-// is a function of rng's stream alone.
+// release writes (Σ_{all rows} n_i − Σ_{i∈excluded} n_i + J)·γ into out,
+// J_j ∼ noise, after prepare (releaseTotal).
 func (s *secureRelease) release(g Grads, excluded []int, noise *exactnoise.RoundedNormal, rng *rand.Rand, out []float32) {
-	total := s.total
 	for _, i := range excluded {
-		s.addRow(total, row(g, i), s.mult[i], -1)
+		s.addRow(s.total, row(g, i), s.mult[i], -1)
 	}
+	s.releaseTotal(g.P, noise, rng, out)
+}
+
+// releaseTotal writes (s.total + J)·γ into out (p values), J_j ∼ noise:
+// the noise of coordinate block b (4096 coordinates) is drawn from a
+// ChaCha8 stream keyed by 32 bytes of rng, taken in block order, so blocks
+// are sampled in parallel and the release is a function of rng's stream
+// alone.
+func (s *secureRelease) releaseTotal(p int, noise *exactnoise.RoundedNormal, rng *rand.Rand, out []float32) {
+	total := s.total
 	const block = 4096
-	nb := (g.P + block - 1) / block
+	nb := (p + block - 1) / block
 	if cap(s.seeds) < nb {
 		s.seeds = make([][32]byte, nb)
 	}
@@ -322,11 +332,11 @@ func (s *secureRelease) release(g Grads, excluded []int, noise *exactnoise.Round
 			binary.LittleEndian.PutUint64(seeds[b][8*k:], rng.Uint64())
 		}
 	}
-	if len(s.ybuf) != g.P {
-		s.ybuf = make([]int64, g.P)
+	if len(s.ybuf) != p {
+		s.ybuf = make([]int64, p)
 	}
-	parallelRange(nb, g.P*64, func(b int) {
-		lo, hi := b*block, min((b+1)*block, g.P)
+	parallelRange(nb, p*64, func(b int) {
+		lo, hi := b*block, min((b+1)*block, p)
 		y := s.ybuf[lo:hi]
 		noise.Fill(rand.New(rand.NewChaCha8(seeds[b])), y)
 		for j := lo; j < hi; j++ {

@@ -108,12 +108,14 @@ func (g *RoundedNormal) String() string {
 	return fmt.Sprintf("round(%g·N(0,1)) (s = %d/2^%d)", v, g.m, g.f)
 }
 
-// normalScratch holds the u-rands of one sampling goroutine.
-type normalScratch struct{ x, p, q urand }
-
-func newNormalScratch() *normalScratch {
-	return &normalScratch{}
+// normalScratch holds the u-rands of one sampling goroutine and the strip
+// tables.
+type normalScratch struct {
+	x, p, q urand
+	st      *strips
 }
+
+func newNormalScratch() *normalScratch { return &normalScratch{st: theStrips()} }
 
 // Sample draws one value.
 func (g *RoundedNormal) Sample(r *rand.Rand) int64 {
@@ -131,17 +133,32 @@ func (g *RoundedNormal) Fill(r *rand.Rand, dst []int64) {
 	}
 }
 
-// sample draws |X| = k + x (Algorithm N), then the sign bit, then rounds.
+// sample draws |X| = (k + x)·2^−d (the strip sampler), then the sign bit,
+// then rounds s·|X| = (m/2^{F+d})·(k + x).
 func (g *RoundedNormal) sample(s *bitSrc, sc *normalScratch) int64 {
+	k, d := sc.st.halfNormal(s, &sc.x, &sc.p, &sc.q)
+	return g.finish(s, sc, k, g.f+d)
+}
+
+// sampleKarney is sample with |X| = k + x from Karney's Algorithm N
+// (bitSrc.normal) instead of the strip sampler: the textbook exact
+// sampler, kept as an independent check of the strip sampler's law
+// (the tests compare both with the exact pmf and with each other).
+func (g *RoundedNormal) sampleKarney(s *bitSrc, sc *normalScratch) int64 {
 	k := s.normal(&sc.x, &sc.p, &sc.q)
+	return g.finish(s, sc, k, g.f)
+}
+
+// finish draws the sign bit and rounds (m/2^f)·(k + x).
+func (g *RoundedNormal) finish(s *bitSrc, sc *normalScratch, k uint64, f uint) int64 {
 	neg := s.bit() == 1
 	x := &sc.x
 	if x.n < roundDigits {
 		x.push(s.take(roundDigits-x.n), roundDigits-x.n)
 	}
-	j, ok := g.round56(k, x)
+	j, ok := g.round56(k, f, x)
 	if !ok {
-		j = g.roundBig(s, k, x)
+		j = g.roundBig(s, k, f, x)
 	}
 	if neg {
 		return -j
@@ -154,13 +171,13 @@ func (g *RoundedNormal) sample(s *bitSrc, sc *normalScratch) int64 {
 // T = M·A + 2^{D−1} < 2¹²⁸ is t_lo·2^D; j = ⌊T/2^D⌋ and the interval is
 // decided iff (T mod 2^D) + M ≤ 2^D (t_hi ≤ j + 1). ok is false when these
 // conditions fail or the test is undecided (then roundBig continues).
-func (g *RoundedNormal) round56(k uint64, x *urand) (int64, bool) {
-	if x.n != roundDigits || k >= 128 || g.f > 127-roundDigits {
+func (g *RoundedNormal) round56(k uint64, f uint, x *urand) (int64, bool) {
+	if x.n != roundDigits || k >= 128 || f > 127-roundDigits {
 		return 0, false
 	}
 	a := k<<roundDigits | x.w>>(64-roundDigits)
 	hi, lo := bits.Mul64(g.m, a)
-	d := g.f + roundDigits
+	d := f + roundDigits
 	var c uint64
 	if d-1 >= 64 {
 		hi += 1 << (d - 1 - 64)
@@ -194,7 +211,7 @@ func (g *RoundedNormal) round56(k uint64, x *urand) (int64, bool) {
 
 // roundBig is the rounding test in math/big for any k, F and number n of
 // known digits, drawing one more digit of x whenever undecided.
-func (g *RoundedNormal) roundBig(s *bitSrc, k uint64, x *urand) int64 {
+func (g *RoundedNormal) roundBig(s *bitSrc, k uint64, f uint, x *urand) int64 {
 	m := new(big.Int).SetUint64(g.m)
 	for {
 		n := x.n
@@ -204,7 +221,7 @@ func (g *RoundedNormal) roundBig(s *bitSrc, k uint64, x *urand) int64 {
 			a.Lsh(a, b)
 			a.Or(a, new(big.Int).SetUint64(x.word(w)>>(64-b)))
 		}
-		d := g.f + n
+		d := f + n
 		t := new(big.Int).Mul(m, a)
 		t.Add(t, new(big.Int).Lsh(big.NewInt(1), d-1))
 		j := new(big.Int).Rsh(t, d)

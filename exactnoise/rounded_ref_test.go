@@ -1,6 +1,7 @@
 package exactnoise
 
 import (
+	"math"
 	"math/big"
 	"math/rand/v2"
 	"testing"
@@ -107,11 +108,17 @@ func (r refNormal) sample() int64 {
 			break
 		}
 	}
+	return r.round(k, x, uint(r.f.Uint64()))
+}
+
+// round draws the sign, extends x to 56 digits and then one at a time
+// until s·(k + x) + ½ (s = m/2^f) has a certain integer part.
+func (r refNormal) round(k int64, x []uint64, f uint) int64 {
 	neg := r.s.bit() == 1
 	for len(x) < roundDigits {
 		x = append(x, r.s.bit())
 	}
-	s := new(big.Rat).SetFrac(r.m, new(big.Int).Lsh(big.NewInt(1), uint(r.f.Uint64())))
+	s := new(big.Rat).SetFrac(r.m, new(big.Int).Lsh(big.NewInt(1), f))
 	half := big.NewRat(1, 2)
 	for {
 		X := new(big.Int)
@@ -154,7 +161,7 @@ func TestRoundedNormalMatchesReference(t *testing.T) {
 		ref := refNormal{s: b, m: new(big.Int).SetUint64(g.m), f: big.NewInt(int64(g.f))}
 		sc := newNormalScratch()
 		for j := 0; j < 3000; j++ {
-			got, want := g.sample(a, sc), ref.sample()
+			got, want := g.sampleKarney(a, sc), ref.sample()
 			if got != want {
 				t.Fatalf("s = %d/2^%d, sample %d: fast %d, reference %d", c.m, c.f, j, got, want)
 			}
@@ -293,7 +300,7 @@ func TestRound56AtBoundaries(t *testing.T) {
 				}
 				var x urand
 				x.push(X.Uint64(), roundDigits)
-				got, ok := g.round56(k.Uint64(), &x)
+				got, ok := g.round56(k.Uint64(), g.f, &x)
 				lo := new(big.Rat).SetFrac(new(big.Int).Add(new(big.Int).Mul(k, pow), X), pow)
 				hi := new(big.Rat).Add(lo, new(big.Rat).SetFrac(big.NewInt(1), pow))
 				lo.Add(lo.Mul(lo, s), big.NewRat(1, 2))
@@ -312,6 +319,275 @@ func TestRound56AtBoundaries(t *testing.T) {
 		}
 		if decidedCount == 0 || undecided == 0 {
 			t.Errorf("s = %d/2^%d: %d decided, %d undecided cases: the boundary was not probed", c.m, c.f, decidedCount, undecided)
+		}
+	}
+}
+
+// refStrips is the strip sampler written digit by digit: the alias draw
+// with big integers (ref.below), Bernoulli(n/d) by the digits of n/d
+// (ref.bern), the chains on digit-slice u-rands, ρ's digits all from
+// rhoDigit (never the table), e^{−V²/128} by ref.bernExp. Same bits, same
+// order as strips.halfNormal.
+func (r refNormal) strips(st *strips) (int64, []uint64, uint) {
+	f := ref{r.s}
+	for {
+		j := r.s.take(8)
+		var total uint64
+		for _, w := range st.weights {
+			total += w
+		}
+		u := f.below(new(big.Int).SetUint64(total)).Uint64()
+		c := int(st.alias[j])
+		if u < st.thresh[j] {
+			c = int(j)
+		}
+		// chain: e^{−(n/d)·t} (or e^{−(n/d)·t²} when square); t's digits
+		// drawn by the comparisons stay with t.
+		chain := func(n, d int64, t *[]uint64, square bool) bool {
+			prev := t
+			for even := true; ; even = !even {
+				if !f.bern(big.NewInt(n), big.NewInt(d)) {
+					return even
+				}
+				z := []uint64{}
+				if !r.less(&z, prev) {
+					return even
+				}
+				if square {
+					w := []uint64{}
+					if !r.less(&w, t) {
+						return even
+					}
+				}
+				prev = &z
+			}
+		}
+		rho := func() bool {
+			if st.rhoOne[c] {
+				return true
+			}
+			for k := uint(0); ; k++ {
+				d := st.rhoDigit(c, k)
+				if r.s.bit() != d {
+					return d == 1
+				}
+			}
+		}
+		if c < stripCount {
+			t := []uint64{}
+			if !chain(int64(c), 256, &t, false) || !chain(1, 512, &t, true) || !rho() {
+				continue
+			}
+			return int64(c), t, stripShift
+		}
+		v := int64(0)
+		for f.chain()%2 == 1 {
+			v++
+		}
+		var t []uint64
+		for {
+			t = []uint64{}
+			if r.vonNeumann(&t) {
+				break
+			}
+		}
+		if !f.bernExp(big.NewInt(v*v), big.NewInt(128)) {
+			continue
+		}
+		ok := true
+		for w := v / 64; w > 0 && ok; w-- {
+			ok = r.vonNeumann(&t)
+		}
+		if !ok || !chain(v%64, 64, &t, false) || !chain(1, 128, &t, true) || !rho() {
+			continue
+		}
+		return 64 + v, t, tailShift
+	}
+}
+
+func TestStripSamplerMatchesReference(t *testing.T) {
+	st := theStrips()
+	for i, c := range []struct {
+		m uint64
+		f uint
+	}{{0xb504f333f9de6485, 49}, {3152519739159347, 52}, {3, 0}, {1, 0}, {5, 70}} {
+		g, err := NewRoundedNormal(c.m, c.f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, b := twin(uint64(i) + 500)
+		ref := refNormal{s: b, m: new(big.Int).SetUint64(g.m), f: big.NewInt(int64(g.f))}
+		sc := newNormalScratch()
+		for j := 0; j < 1500; j++ {
+			got := g.sample(a, sc)
+			k, x, d := ref.strips(st)
+			want := ref.round(k, x, g.f+d)
+			if got != want {
+				t.Fatalf("s = %d/2^%d, sample %d: fast %d, reference %d", c.m, c.f, j, got, want)
+			}
+		}
+		if !samePosition(a, b) {
+			t.Fatalf("s = %d/2^%d: fast and reference used different bits", c.m, c.f)
+		}
+	}
+}
+
+// The tail (component 128) and bernRho past the table's 64 digits, which
+// random streams essentially never reach, against the reference on
+// scripted streams: the alias draw forced to the tail bucket, and ρ's 64
+// table digits fed back so that the comparison runs into rhoDigit.
+func TestStripTailAndDeepDigits(t *testing.T) {
+	st := theStrips()
+	// bernRho on a stream that repeats ρ_c's 64 table digits, then random.
+	for _, c := range []int{1, 17, 64, 127, stripCount} {
+		for seed := 0; seed < 6; seed++ {
+			var key [32]byte
+			key[0], key[1] = byte(seed), byte(c)
+			mk := func() *bitSrc {
+				return &bitSrc{r: rand.New(&scripted{words: []uint64{st.rho[c]}, rest: rand.NewChaCha8(key)})}
+			}
+			a, b := mk(), mk()
+			got := st.bernRho(a, c)
+			want := func() bool {
+				for k := uint(0); ; k++ {
+					d := st.rhoDigit(c, k)
+					if b.bit() != d {
+						return d == 1
+					}
+				}
+			}()
+			if got != want || !samePosition(a, b) {
+				t.Fatalf("component %d, seed %d: bernRho %v, digit by digit %v", c, seed, got, want)
+			}
+		}
+	}
+	// The table's digits are rhoDigit's.
+	for _, c := range []int{1, 2, 50, 127, stripCount} {
+		for k := uint(0); k < 64; k++ {
+			if d := st.rhoDigit(c, k); d != st.rho[c]>>(63-k)&1 {
+				t.Fatalf("ρ_%d digit %d: table %d, rhoDigit %d", c, k, st.rho[c]>>(63-k)&1, d)
+			}
+		}
+	}
+	// The tail, through halfNormal: find a bucket whose alias or own
+	// component is the tail and script the alias draw onto it, then follow
+	// with random bits; compare with the reference on the same stream.
+	g, err := NewRoundedNormal(0xb504f333f9de6485, 49)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tails := 0
+	for j := 0; j < buckets; j++ {
+		var total uint64
+		for _, w := range st.weights {
+			total += w
+		}
+		var u uint64
+		switch {
+		case j == stripCount && st.thresh[j] > 0:
+			u = 0
+		case int(st.alias[j]) == stripCount && st.thresh[j] < total:
+			u = st.thresh[j]
+		default:
+			continue
+		}
+		// below(total) on k bits: x·total = q·2^k + l is accepted with q = u
+		// when l ≥ 2^k mod total; search x from ⌈u·2^k/total⌉.
+		k := st.lem.k
+		pow := new(big.Int).Lsh(big.NewInt(1), k)
+		tot := new(big.Int).SetUint64(total)
+		x := new(big.Int).Mul(new(big.Int).SetUint64(u), pow)
+		x.Add(x, new(big.Int).Sub(tot, big.NewInt(1)))
+		x.Quo(x, tot)
+		for ; ; x.Add(x, big.NewInt(1)) {
+			q, l := new(big.Int).QuoRem(new(big.Int).Mul(x, tot), pow, new(big.Int))
+			if q.Uint64() != u {
+				t.Fatalf("bucket %d: no accepted draw for u = %d", j, u)
+			}
+			if l.Uint64() >= st.lem.thresh {
+				break
+			}
+		}
+		// The stream's first 8 + k bits: j, then x.
+		v := new(big.Int).Lsh(big.NewInt(int64(j)), k)
+		v.Or(v, x)
+		v.Lsh(v, 128-8-k)
+		words := []uint64{new(big.Int).Rsh(v, 64).Uint64(), new(big.Int).And(v, new(big.Int).SetUint64(^uint64(0))).Uint64()}
+		for seed := 0; seed < 40; seed++ {
+			var key [32]byte
+			key[0], key[1] = byte(seed), byte(j)
+			mk := func() *bitSrc {
+				return &bitSrc{r: rand.New(&scripted{words: append([]uint64(nil), words...), rest: rand.NewChaCha8(key)})}
+			}
+			a, b := mk(), mk()
+			sc := newNormalScratch()
+			if c := st.component(mk()); c != stripCount {
+				t.Fatalf("bucket %d: scripted draw gave component %d", j, c)
+			}
+			got := g.sample(a, sc)
+			ref := refNormal{s: b, m: new(big.Int).SetUint64(g.m), f: big.NewInt(int64(g.f))}
+			k, xs, d := ref.strips(st)
+			want := ref.round(k, xs, g.f+d)
+			if got != want || !samePosition(a, b) {
+				t.Fatalf("bucket %d seed %d: fast %d, reference %d", j, seed, got, want)
+			}
+			tails++
+		}
+	}
+	if tails == 0 {
+		t.Fatal("no bucket reaches the tail")
+	}
+}
+
+// The tables: weights are ⌈2³²·e^{−i²/512}⌉ (float64 check within one
+// unit), ρ_c's digits match float64 values of 2^shift·e^{−n/512}/w, and the
+// alias table gives every component exactly its weight.
+func TestStripTables(t *testing.T) {
+	st := theStrips()
+	for c := 0; c <= stripCount; c++ {
+		e := math.Exp(-float64(st.rhoN[c]) / 512)
+		w := math.Ldexp(e, int(st.rhoShift[c]))
+		if got := float64(st.weights[c]); got < w-1e-6*w || got > math.Ceil(w*(1+1e-12))+1e-9 {
+			t.Errorf("component %d: weight %v, 2^shift·e^{−n/512} = %v", c, got, w)
+		}
+		rho := w / float64(st.weights[c])
+		if st.rhoOne[c] {
+			if c != 0 {
+				t.Errorf("component %d has ρ = 1", c)
+			}
+			continue
+		}
+		if d := float64(st.rho[c]) / math.Ldexp(1, 64); math.Abs(d-rho) > 1e-12*rho+1e-18 {
+			t.Errorf("component %d: ρ digits %v, float64 %v", c, d, rho)
+		}
+	}
+	var total uint64
+	for _, w := range st.weights {
+		total += w
+	}
+	got := make([]uint64, buckets)
+	for j := 0; j < buckets; j++ {
+		got[j] += st.thresh[j]
+		got[st.alias[j]] += total - st.thresh[j]
+	}
+	for c := 0; c < buckets; c++ {
+		want := uint64(0)
+		if c <= stripCount {
+			want = buckets * st.weights[c]
+		}
+		if got[c] != want {
+			t.Errorf("alias: component %d gets %d of %d·W, want %d", c, got[c], buckets, want)
+		}
+	}
+	// expNeg512 brackets e^{−n/512} tightly (float64 reference).
+	for _, n := range []uint64{0, 1, 511, 512, 4096, 16384} {
+		lo, hi := expNeg512(n, 200)
+		l, _ := new(big.Float).SetInt(lo).Float64()
+		h, _ := new(big.Float).SetInt(hi).Float64()
+		want := math.Exp(-float64(n) / 512)
+		l, h = math.Ldexp(l, -200), math.Ldexp(h, -200)
+		if l > h || math.Abs(l-want) > 1e-15*want || math.Abs(h-want) > 1e-15*want || new(big.Int).Sub(hi, lo).BitLen() > 40 {
+			t.Errorf("e^{−%d/512}: [%v, %v], float64 %v (width %d bits)", n, l, h, want, new(big.Int).Sub(hi, lo).BitLen())
 		}
 	}
 }

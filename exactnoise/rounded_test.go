@@ -69,7 +69,8 @@ func TestNormalBuildingBlocks(t *testing.T) {
 }
 
 // χ² against the exact pmf at small scales, where rounding shapes the
-// distribution (s = 0.7: P(0) = 0.52, s = 3, s = 1.5).
+// distribution (s = 0.7: P(0) = 0.52, s = 3, s = 1.5), for the strip
+// sampler (10⁶ draws) and Karney's Algorithm N (3·10⁵).
 func TestRoundedNormalPMFSmall(t *testing.T) {
 	r := randstream.FromSeed(12).Stream("rounded", 0)
 	for _, c := range []struct {
@@ -83,6 +84,9 @@ func TestRoundedNormalPMFSmall(t *testing.T) {
 		s, _ := g.ScaleFloat().Float64()
 		cut := int64(math.Ceil(4 * s))
 		chiSquarePMF(t, g.String(), func() int64 { return g.Sample(r) }, roundedPMF(s), cut, 1000000)
+		// Karney's Algorithm N (sampleKarney), the independent exact sampler.
+		src, sc := &bitSrc{r: r}, newNormalScratch()
+		chiSquarePMF(t, g.String()+" (Karney)", func() int64 { return g.sampleKarney(src, sc) }, roundedPMF(s), cut, 300000)
 	}
 }
 
@@ -208,8 +212,10 @@ func TestRoundedNormalAtLeast(t *testing.T) {
 }
 
 // BenchmarkRoundedNormal draws round(sX) at s ≈ 2¹⁴·√2 by Fill, one sample
-// per op, beside BenchmarkGaussian (the discrete Gaussian at σ = 36045)
-// and BenchmarkNormFloat64 (the float path's sampler, float32(s·N)).
+// per op, beside BenchmarkRoundedNormalKarney (the same law by Karney's
+// Algorithm N), BenchmarkGaussian (the discrete Gaussian at σ = 36045, the
+// former secure noise) and BenchmarkNormFloat64 (the float path's
+// sampler, float32(s·N)).
 func BenchmarkRoundedNormal(b *testing.B) {
 	g, err := NewRoundedNormal(0xb504f333f9de6485, 49)
 	if err != nil {
@@ -221,6 +227,22 @@ func BenchmarkRoundedNormal(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i += len(dst) {
 		g.Fill(r, dst[:min(len(dst), b.N-i)])
+	}
+	if cpu := processCPUSeconds() - cpu0; cpu > 0 {
+		b.ReportMetric(1e9*cpu/float64(b.N), "cpu-ns/op")
+	}
+}
+
+func BenchmarkRoundedNormalKarney(b *testing.B) {
+	g, err := NewRoundedNormal(0xb504f333f9de6485, 49)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, sc := &bitSrc{r: randstream.FromSeed(5).Stream("bench", 0)}, newNormalScratch()
+	cpu0 := processCPUSeconds()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		g.sampleKarney(s, sc)
 	}
 	if cpu := processCPUSeconds() - cpu0; cpu > 0 {
 		b.ReportMetric(1e9*cpu/float64(b.N), "cpu-ns/op")

@@ -63,7 +63,7 @@ func (t *Trainer) clipSumChunks(b model.Batch, cs aggregate.ChunkSummer, v model
 	}
 	bad := t.badRow[:nk]
 	pass := func(inPlace bool) error {
-		if err := t.chunks.Reset(t.p, t.starts); err != nil {
+		if err := cs.ResetChunks(&t.chunks, t.p, t.starts); err != nil {
 			return err
 		}
 		for k := range bad {

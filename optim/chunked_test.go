@@ -292,3 +292,76 @@ func TestClipSumChunksNotFinite(t *testing.T) {
 		}
 	}
 }
+
+// TestClipSumChunksSecure: with the secure release the chunked path takes
+// the exact integer sum on the grid inside the per-example pass, and its
+// release equals, bit for bit, the secure matrix path's (Aggregate on
+// clipRows' clipped matrix) from the same stream — with the model's own
+// pass and with 1, 2 and 3 goroutines handing out the chunks.
+func TestClipSumChunksSecure(t *testing.T) {
+	mod, err := model.New(model.Spec{Arch: "tfp-cnn", InputShape: []int{1, 28, 28}, Classes: 10}, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := mnistSlice(t, 100)
+	const m, sigma = 100, 1.1
+	p := mod.NumParams()
+	b := model.Batch{X: data.X[:m*data.Dim()], Labels: data.Labels[:m], M: m}
+	g := make([]float32, m*p)
+	sq := make([]float64, m)
+	if err := mod.(model.PerExampleNormer).PerExampleGradsNorms(b, g, make([]float32, m), sq); err != nil {
+		t.Fatal(err)
+	}
+	ns := make([]float64, m)
+	for i := range ns {
+		ns[i] = math.Sqrt(sq[i])
+	}
+	slices.Sort(ns)
+	r := ns[m/2]
+	starts := mod.(model.ChunkVisitor).ExampleChunks(m, nil)
+	clipped := append([]float32(nil), g...)
+	if err := clipRows(clipped, m, p, r, sq, make([]float64, m), 1); err != nil {
+		t.Fatal(err)
+	}
+	norms := make([]float64, m)
+	for i := range norms {
+		var ss float64
+		for _, v := range clipped[i*p : (i+1)*p] {
+			ss += float64(v) * float64(v)
+		}
+		norms[i] = math.Sqrt(ss)
+	}
+	cfg := aggregate.Config{Sigma: sigma, ClipNorm: r, Secure: true}
+	ref, err := aggregate.New("sum", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := make([]float32, p)
+	if _, err := ref.Aggregate(aggregate.Grads{G: clipped, Norms: norms, M: m, P: p, ClipNorm: r}, rand.New(rand.NewPCG(3, 4)), want); err != nil {
+		t.Fatal(err)
+	}
+	a, err := aggregate.New("sum", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	visitors := []model.ChunkVisitor{mod.(model.ChunkVisitor)}
+	for w := 1; w <= 3; w++ {
+		visitors = append(visitors, &matrixVisitor{g: g, p: p, starts: starts, workers: w})
+	}
+	for vi, v := range visitors {
+		tr := chunkTrainer(a, r, p, m)
+		var res StepResult
+		rep, err := tr.clipSumChunks(b, a.(aggregate.ChunkSummer), v, rand.New(rand.NewPCG(3, 4)), &res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Mechanism == nil {
+			t.Fatal("no mechanism")
+		}
+		for j := range want {
+			if math.Float32bits(tr.out[j]) != math.Float32bits(want[j]) {
+				t.Fatalf("visitor %d: out[%d] = %v, secure matrix path %v", vi, j, tr.out[j], want[j])
+			}
+		}
+	}
+}
