@@ -85,6 +85,24 @@ func TestTrainEndToEnd(t *testing.T) {
 	if code := dispatch(append(args, "--resume"), &stdout, &stderr); code != 0 {
 		t.Errorf("resume of a finished run: exit %d: %s", code, stderr.String())
 	}
+	// The same run as the former code stored it (float was the default, so
+	// config.json had no noise key) resumes with float noise and says so.
+	path := filepath.Join(out, "config.json")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := strings.Replace(string(data), "\n  \"float_noise\": true,", "", 1)
+	if old == string(data) || os.WriteFile(path, []byte(old), 0o644) != nil {
+		t.Fatalf("cannot write the former format: %s", data)
+	}
+	stdout.Reset()
+	if code := dispatch([]string{"train", "--resume", "--out", out, "--steps", "33"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("resume of a former-format float run: exit %d: %s", code, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "noise: WARNING: FLOAT NOISE") || !strings.Contains(stdout.String(), "33 steps") {
+		t.Errorf("former-format run did not resume with float noise:\n%s", stdout.String())
+	}
 }
 
 func TestFreeRunDir(t *testing.T) {
