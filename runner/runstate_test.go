@@ -295,6 +295,7 @@ func TestFailedBeforeFirstStepDoesNotBlock(t *testing.T) {
 	d3 := filepath.Join(dir, "killed")
 	os.MkdirAll(d3, 0o755)
 	c3 := quickRun(d3)
+	c3.ResolveNoise() // config.json as Train writes it (a secure run)
 	writeJSONAtomic(filepath.Join(d3, configFile), c3)
 	os.WriteFile(filepath.Join(d3, metricsFile), []byte(`{"step":0,"loss":2.3}`+"\n"+`{"step":1,"loss":2.2}`+"\n"), 0o644)
 	if s, err := Train(context.Background(), c3, Options{Resume: true}); err != nil || s.Steps != 6 {
@@ -308,6 +309,7 @@ func TestFailedBeforeFirstStepDoesNotBlock(t *testing.T) {
 	d2 := filepath.Join(dir, "cfgonly")
 	os.MkdirAll(d2, 0o755)
 	c2 := quickRun(d2)
+	c2.ResolveNoise()
 	writeJSONAtomic(filepath.Join(d2, configFile), c2)
 	if s, err := Train(context.Background(), c2, Options{Resume: true}); err != nil || s.Steps != 6 {
 		t.Fatalf("resume of a run that never started: %v", err)
