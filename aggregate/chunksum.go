@@ -9,7 +9,7 @@ import (
 )
 
 // ChunkSummer is an optional fast path of a rule whose release is the plain
-// sum of the clipped rows plus noise (Sum with float noise): the caller
+// sum of the clipped rows plus noise (Sum, float or secure): the caller
 // takes that sum inside its per-example pass, chunk by chunk, while each
 // row is still in cache (ChunkSum), and the rule checks what was summed and
 // adds the noise. Rules whose release depends on more than the sum (tsum,
@@ -49,6 +49,10 @@ type ChunkSummer interface {
 // float32 rounding per addition (vec.AddRows). Different chunks may be
 // added concurrently; the rows of one chunk must be added by one goroutine
 // at a time, in row order (Add checks the order).
+//
+// In grid mode (the secure sum's ResetChunks; securechunks.go) the rows are
+// added as exact integer vectors on the secure release's grid instead, and
+// the float sum (Sum) is not available.
 type ChunkSum struct {
 	p      int
 	starts []int

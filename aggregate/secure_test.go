@@ -1,6 +1,9 @@
 package aggregate
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"fmt"
 	"math"
 	"math/big"
@@ -414,5 +417,120 @@ func TestSecureTSumKeepsSmallestRows(t *testing.T) {
 		if math.Abs(mean[j]-want[j]) > 5*sd {
 			t.Errorf("coord %d: mean %v grid steps, want %v ± %v", j, mean[j], want[j], 5*sd)
 		}
+	}
+}
+
+// The secure PTR test's pass frequency is P[Lap(b) > B − Δ] with B the
+// certified threshold (here Δ = F = 19 and 16 around B ≈ 17.7, so both
+// branches are frequent): 20,000 tests per margin within 5 binomial
+// standard deviations of the exact probability.
+func TestSecurePTRPassRate(t *testing.T) {
+	for _, f := range []int{19, 16} {
+		cfg := Config{Sigma: 1.1, ClipNorm: 1, Tau: 0.5, B: 1, Delta0: 1e-8, F: f, Secure: true}
+		agg, err := New("ptr-tsum", cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := Grads{M: 40, P: 2, ClipNorm: 1}
+		for i := 0; i < 40; i++ {
+			g.G = append(g.G, 0.1, 0)
+			g.Norms = append(g.Norms, 0.1)
+		}
+		B := agg.(*PTRTSum).Threshold()
+		want := 0.5 * math.Exp(-(B-float64(f))/cfg.B)
+		if float64(f) > B {
+			want = 1 - 0.5*math.Exp((B-float64(f))/cfg.B)
+		}
+		rng := randstream.FromSeed(17).Stream("ptr-rate", uint64(f))
+		out := make([]float32, 2)
+		const n = 20000
+		passed := 0
+		for k := 0; k < n; k++ {
+			rep, err := agg.Aggregate(g, rng, out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ptrOf(rep).Delta != f {
+				t.Fatalf("Δ = %d, want %d", ptrOf(rep).Delta, f)
+			}
+			if ptrOf(rep).Branch == PTRPassed {
+				passed++
+			}
+		}
+		sd := math.Sqrt(n * want * (1 - want))
+		if math.Abs(float64(passed)-n*want) > 5*sd {
+			t.Errorf("Δ = %d, B = %v: %d of %d passed, want %.0f ± %.0f", f, B, passed, n, n*want, 5*sd)
+		}
+	}
+}
+
+// The secure release of every private rule reports exactly the float
+// path's mechanism (so the accountant, its PLD and every step count are
+// the same), for σ and R with long mantissas too.
+func TestSecureMechanismIsFloatMechanism(t *testing.T) {
+	for _, c := range []struct {
+		rule string
+		cfg  Config
+	}{
+		{"sum", Config{Sigma: 1.1, ClipNorm: 1}},
+		{"sum", Config{Sigma: 0.7, ClipNorm: 0.1}},
+		{"tsum", Config{Sigma: 1.1, ClipNorm: 1, F: 3}},
+		{"ptr-tsum", Config{Sigma: 1.1, ClipNorm: 1, Tau: 0.5, B: 1, Delta0: 1e-8, F: 64}},
+		{"ptr-tsum", Config{Sigma: 0.7, ClipNorm: 3, Tau: 0.3, B: 2, Delta0: 1e-6, F: 10}},
+	} {
+		fl, err := New(c.rule, c.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := c.cfg
+		sc.Secure = true
+		se, err := New(c.rule, sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a, b := fl.(Planned).Mechanism(), se.(Planned).Mechanism(); a != b {
+			t.Errorf("%s %+v: float mechanism %#v, secure %#v", c.rule, c.cfg, a, b)
+		}
+	}
+}
+
+// A fixed key yields fixed secure release bits (integer rows, integer
+// noise, one IEEE conversion): the hash below must be the same on every
+// machine and at every PRIVTRAIN_ASM level; a change of the release must
+// say so in its commit.
+func TestSecureReleaseGolden(t *testing.T) {
+	const m, p = 24, 5000
+	// Rows from integers only (an LCG), scaled by powers of two: the same
+	// float32 values on every machine, norms between 0.16 and 0.65.
+	rows := make([][]float32, m)
+	x := uint64(12345)
+	for i := range rows {
+		rows[i] = make([]float32, p)
+		for j := range rows[i] {
+			x = x*6364136223846793005 + 1442695040888963407
+			rows[i][j] = float32(int64(x>>53)-1024) * float32(math.Ldexp(1, -16-i%3))
+		}
+	}
+	g := batch(rows, 1)
+	h := sha256.New()
+	for _, rule := range []string{"sum", "tsum", "ptr-tsum"} {
+		agg, err := New(rule, Config{Sigma: 1.1, ClipNorm: 1, Tau: 0.5, B: 1, Delta0: 1e-3, F: 8, Secure: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := make([]float32, p)
+		rng := randstream.FromSeed(99).Stream("golden-"+rule, 0)
+		for step := 0; step < 3; step++ {
+			if _, err := agg.Aggregate(g, rng, out); err != nil {
+				t.Fatal(err)
+			}
+			for _, v := range out {
+				h.Write(binary.LittleEndian.AppendUint32(nil, math.Float32bits(v)))
+			}
+		}
+	}
+	const want = "84d385b110da0866f99a3737b7419f3400cee7a817a50d25b12ea45e62afa587"
+	if got := hex.EncodeToString(h.Sum(nil)); got != want {
+		t.Errorf("hash of the secure releases %s, want %s", got, want)
 	}
 }
