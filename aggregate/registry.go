@@ -62,7 +62,8 @@ type Config struct {
 	// ptr-tsum (see secureRelease): exact integer sums on a power-of-two
 	// grid, exactly rounded Gaussian noise and an exact Bernoulli PTR test
 	// bit, post-processing the float path's mechanism (same accounting). It
-	// needs σ > 0; other rules refuse it.
+	// needs σ > 0. New asks the rule whether it honoured it
+	// (SecureReleaser) and refuses a rule that did not.
 	Secure bool
 	// RGM is the Relative Gaussian Mechanism of rgm-sum (its η, R_rel, γ,
 	// σ and dimension; see privacy.RGM).
@@ -158,9 +159,6 @@ func New(name string, cfg Config) (Aggregator, error) {
 	if !ok {
 		return nil, fmt.Errorf("aggregate: unknown rule %q; registered: %s", name, strings.Join(Names(), ", "))
 	}
-	if cfg.Secure && name != "sum" && name != "tsum" && name != "ptr-tsum" {
-		return nil, fmt.Errorf("aggregate: rule %q has no secure-noise mode (sum, tsum and ptr-tsum do)", name)
-	}
 	if err := cfg.checkCommon(); err != nil {
 		return nil, fmt.Errorf("aggregate: rule %q: %w", name, err)
 	}
@@ -171,11 +169,19 @@ func New(name string, cfg Config) (Aggregator, error) {
 	if a == nil {
 		return nil, fmt.Errorf("aggregate: rule %q: constructor returned no aggregator", name)
 	}
+	if cfg.Secure && !IsSecure(a) {
+		// Asked of the rule (SecureReleaser), not of a list: a rule that
+		// ignores Config.Secure would release float noise.
+		return nil, fmt.Errorf("aggregate: rule %q has no secure-noise mode (no floating-point-safe release; %s do): it can only run with float noise, whose guarantee does not hold against floating-point attacks (Mironov, CCS 2012)", name, strings.Join(secureNames(), ", "))
+	}
 	return a, nil
 }
 
 // Names lists the registered rules in lexical order.
 func Names() []string { return rules.Names() }
+
+// secureNames lists the built-in rules with a floating-point-safe release.
+func secureNames() []string { return []string{"sum", "tsum", "ptr-tsum"} }
 
 // Option returns the named entry of cfg.Options and whether it is set.
 func (c Config) Option(name string) (float64, bool) {

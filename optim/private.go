@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/privtrain/privtrain/aggregate"
 	"github.com/privtrain/privtrain/datasets"
@@ -51,6 +52,15 @@ type PrivateConfig struct {
 	// not, the trainer clips to ClipNorm.
 	Rule    string
 	Options map[string]float64
+	// FloatNoise opts out of the secure release, the default: by default
+	// the rule is built with aggregate.Config.Secure (exact integer sums
+	// on a power-of-two grid with exactly sampled noise, a post-processing
+	// of the Gaussian mechanism it plans, so accounted alike), and a rule
+	// without a secure release (aggregate.SecureReleaser) is refused. With
+	// FloatNoise the rule releases float noise, whose guarantee does not
+	// hold against floating-point attacks (Mironov, CCS 2012); Private's
+	// Secure field then reads false.
+	FloatNoise bool
 	// Key keys the privacy randomness (Poisson sampling and noise). The
 	// zero Key means a fresh secret key from the operating system
 	// (randstream.NewSecret), which is what a released model needs. A key
@@ -70,10 +80,13 @@ type Private struct {
 	// sampling rate; Delta and Conversion those at which Epsilon reports.
 	Sigma, Q, Delta float64
 	Conversion      privacy.Conversion
-	Accountant      privacy.PrivacyAccountant
-	Sampler         *datasets.PoissonSampler
-	Aggregator      aggregate.Aggregator
-	next            int
+	// Secure is true when the releases are floating-point safe (the
+	// default; false only with PrivateConfig.FloatNoise).
+	Secure     bool
+	Accountant privacy.PrivacyAccountant
+	Sampler    *datasets.PoissonSampler
+	Aggregator aggregate.Aggregator
+	next       int
 }
 
 // MakePrivate returns a private trainer of m on data (the analogue of
@@ -82,7 +95,9 @@ type Private struct {
 // Σ g_i + N(0, σ²R² I)) and an accountant composing the Poisson-subsampled
 // Gaussian mechanism every step: by default the PLD accountant (certified
 // upper bound), or RDP (MTZ19) on request. With a target
-// (ε, δ) and a number of steps, σ is the smallest that meets it.
+// (ε, δ) and a number of steps, σ is the smallest that meets it. The
+// release is the rule's secure (floating-point-safe) one unless
+// cfg.FloatNoise.
 //
 // The model is a classifier (labels) when its spec has more than one class
 // and a regression model (targets) otherwise; data must have the matching
@@ -148,8 +163,11 @@ func MakePrivate(m model.Model, data *datasets.Dataset, cfg PrivateConfig) (*Pri
 	if rule == "" {
 		rule = "sum"
 	}
-	agg, err := aggregate.New(rule, aggregate.Config{Sigma: sigma, ClipNorm: cfg.ClipNorm, Options: cfg.Options})
+	agg, err := aggregate.New(rule, aggregate.Config{Sigma: sigma, ClipNorm: cfg.ClipNorm, Options: cfg.Options, Secure: !cfg.FloatNoise})
 	if err != nil {
+		if !cfg.FloatNoise && strings.Contains(err.Error(), "no secure-noise mode") {
+			return nil, fmt.Errorf("optim: make private: %w (set PrivateConfig.FloatNoise to run it with float noise)", err)
+		}
 		return nil, fmt.Errorf("optim: make private: %w", err)
 	}
 	// σ was given or calibrated for the Gaussian mechanism: the rule must
@@ -188,7 +206,7 @@ func MakePrivate(m model.Model, data *datasets.Dataset, cfg PrivateConfig) (*Pri
 	if err != nil {
 		return nil, fmt.Errorf("optim: make private: %w", err)
 	}
-	return &Private{Trainer: t, Sigma: sigma, Q: q, Delta: cfg.Delta, Conversion: conv,
+	return &Private{Trainer: t, Sigma: sigma, Q: q, Delta: cfg.Delta, Conversion: conv, Secure: aggregate.IsSecure(agg),
 		Accountant: acct, Sampler: sampler, Aggregator: agg}, nil
 }
 

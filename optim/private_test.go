@@ -93,17 +93,27 @@ func TestMakePrivateAccounting(t *testing.T) {
 }
 
 // TestMakePrivateMatchesManualWiring: MakePrivate is exactly the trainer a
-// caller would assemble by hand from the same parts and seeds.
+// caller would assemble by hand from the same parts and seeds: the secure
+// sum by default, the float sum with FloatNoise.
 func TestMakePrivateMatchesManualWiring(t *testing.T) {
+	for _, float := range []bool{false, true} {
+		t.Run(map[bool]string{false: "secure", true: "float"}[float], func(t *testing.T) { testManualWiring(t, float) })
+	}
+}
+
+func testManualWiring(t *testing.T, float bool) {
 	data := tinyData(40)
 	const q, sigma, seed = 0.25, 0.8, 11
-	p, err := MakePrivate(tinyModel(t), data, PrivateConfig{Sigma: sigma, Q: q, ClipNorm: 0.5, Delta: 1e-5, LR: 0.3, Key: randstream.FromSeed(seed), Accountant: privacy.KindRDP})
+	p, err := MakePrivate(tinyModel(t), data, PrivateConfig{Sigma: sigma, Q: q, ClipNorm: 0.5, Delta: 1e-5, LR: 0.3, Key: randstream.FromSeed(seed), Accountant: privacy.KindRDP, FloatNoise: float})
 	if err != nil {
 		t.Fatal(err)
 	}
+	if p.Secure == float || aggregate.IsSecure(p.Aggregator) == float {
+		t.Fatalf("FloatNoise %v: Secure %v", float, p.Secure)
+	}
 	manual := tinyModel(t)
 	sampler, _ := datasets.NewPoissonSamplerKey(data.N, q, randstream.FromSeed(seed).Derive("sampler"))
-	agg, _ := aggregate.New("sum", aggregate.Config{Sigma: sigma, ClipNorm: 0.5})
+	agg, _ := aggregate.New("sum", aggregate.Config{Sigma: sigma, ClipNorm: 0.5, Secure: !float})
 	acct, _ := privacy.NewAccountant(nil)
 	tr, err := NewTrainer(Config{Model: manual, Data: data, Labels: true, Sampler: sampler, Aggregator: agg,
 		ClipNorm: 0.5, LR: 0.3, Q: q, Accountant: &privacy.RDPAccounting{Acc: acct},
@@ -150,6 +160,9 @@ func TestMakePrivateRejects(t *testing.T) {
 		{"unreachable", func(c *PrivateConfig) { c.Sigma, c.TargetEpsilon, c.Steps = 0, 1e-9, 1000 }, nil, "unreachable"},
 		{"targets", func(c *PrivateConfig) { c.BatchSize = 1 }, regression, "needs labels"},
 		{"dim", func(c *PrivateConfig) { c.BatchSize = 1 }, &datasets.Dataset{Name: "wide", X: []float32{1, 2, 3}, Shape: []int{3}, Labels: []int{0}, Classes: 2, N: 1}, "features per example"},
+		// A rule without a secure release runs only with FloatNoise.
+		{"float-only rule", func(c *PrivateConfig) { c.Rule = floatOnlyRule }, nil, "no secure-noise mode"},
+		{"float-only rule hint", func(c *PrivateConfig) { c.Rule = floatOnlyRule }, nil, "set PrivateConfig.FloatNoise"},
 	} {
 		cfg := ok
 		tc.mutate(&cfg)
@@ -164,4 +177,28 @@ func TestMakePrivateRejects(t *testing.T) {
 	if _, err := MakePrivate(nil, tinyData(3), ok); err == nil {
 		t.Error("nil model accepted")
 	}
+	ok.Rule, ok.FloatNoise = floatOnlyRule, true
+	if p, err := MakePrivate(tinyModel(t), tinyData(25), ok); err != nil || p.Secure {
+		t.Errorf("float-only rule with FloatNoise: %v (secure %v)", err, p != nil && p.Secure)
+	}
+}
+
+// floatOnlyRule is a registered rule with float noise only: the sum rule's
+// float release under another name (it does not implement
+// aggregate.SecureReleaser).
+const floatOnlyRule = "test-float-only-sum"
+
+type floatOnly struct{ aggregate.Aggregator }
+
+func (f floatOnly) Name() string { return floatOnlyRule }
+func (f floatOnly) Mechanism() privacy.Mechanism {
+	return f.Aggregator.(aggregate.Planned).Mechanism()
+}
+
+func init() {
+	aggregate.Register(floatOnlyRule, func(cfg aggregate.Config) (aggregate.Aggregator, error) {
+		cfg.Secure = false
+		a, err := aggregate.New("sum", cfg)
+		return floatOnly{a}, err
+	})
 }

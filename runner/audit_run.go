@@ -49,6 +49,14 @@ type RunAuditResult struct {
 	Sigma   float64 `json:"sigma"`
 	// ClaimedEpsilon is the run accountant's ε at Delta.
 	ClaimedEpsilon float64 `json:"claimed_epsilon"`
+	// SecureNoise, FloatNoise and Noise state the audited release as a
+	// training run's summary does (Summary.Noise).
+	SecureNoise bool   `json:"secure_noise,omitempty"`
+	FloatNoise  bool   `json:"float_noise,omitempty"`
+	Noise       string `json:"noise,omitempty"`
+	// Exceeds is true when EmpiricalEpsilon is above ClaimedEpsilon: the run
+	// leaks more than its accountant says (at the stated confidence).
+	Exceeds bool `json:"exceeds_claim"`
 	// Accountant names the accountant of ClaimedEpsilon ("rdp" or "pld").
 	Accountant string  `json:"accountant,omitempty"`
 	Delta      float64 `json:"delta"`
@@ -251,6 +259,10 @@ func auditJob(ctx context.Context, j *sgdJob, cfg TrainConfig, opt RunAuditOptio
 		}
 		res.ClaimedEpsilon, res.Accountant = r.Epsilon, r.Accountant
 	}
+	res.Exceeds = res.EmpiricalEpsilon > res.ClaimedEpsilon
+	var s Summary
+	s.setNoise(cfg)
+	res.SecureNoise, res.FloatNoise, res.Noise = s.SecureNoise, s.FloatNoise, s.Noise
 	if res.TestAccuracy, err = Accuracy(j.model, j.test.X, j.test.Labels, j.test.Dim()); err != nil {
 		return nil, err
 	}

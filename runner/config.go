@@ -106,9 +106,19 @@ type TrainConfig struct {
 	// of such a run holds only while the seed is kept secret.
 	Seed              uint64 `json:"seed" yaml:"seed"`
 	ReproducibleNoise bool   `json:"reproducible_noise,omitempty" yaml:"reproducible_noise,omitempty"`
-	// SecureNoise makes the private aggregate floating-point safe: exact
-	// integer sums on a power-of-two grid plus discrete Gaussian noise and a
-	// discrete-Laplace PTR test (aggregate.Secure).
+	// FloatNoise opts out of the floating-point-safe release that every
+	// private method uses by default (aggregate.Config.Secure): the
+	// aggregate is then computed in float32 with float noise added, and the
+	// guarantee does not hold against floating-point attacks (Mironov,
+	// CCS 2012). For comparisons with earlier float runs only.
+	FloatNoise bool `json:"float_noise,omitempty" yaml:"float_noise,omitempty"`
+	// SecureNoise records in a run's config.json that its release is
+	// floating-point safe (ResolveNoise sets it from FloatNoise). Runs
+	// written before secure noise became the default have it only if they
+	// were started with --secure-noise: a private run without it was a
+	// float run, and ReadRunConfig resumes it as one. As an input it is a
+	// deprecated alias of the default (true); false is refused
+	// (LoadConfigFile), float noise being asked for by FloatNoise.
 	SecureNoise     bool   `json:"secure_noise,omitempty" yaml:"secure_noise,omitempty"`
 	Out             string `json:"out" yaml:"out"`
 	CheckpointEvery int    `json:"checkpoint_every,omitempty" yaml:"checkpoint_every,omitempty"`
@@ -135,7 +145,6 @@ func DefaultConfig() TrainConfig {
 		TargetEpsilon: 3, DynamicF: true,
 		Corruption: "label-flip", CorruptionRatio: 0.1,
 		Seed: 1, Out: "runs/default", CheckpointEvery: 500,
-		SecureNoise: true,
 	}
 	Presets()["ptr-mnist"](&c)
 	c.Preset = "ptr-mnist"
@@ -149,11 +158,6 @@ func DefaultConfig() TrainConfig {
 func TrainDefaults() TrainConfig {
 	c := DefaultConfig()
 	c.Corruption, c.CorruptionRatio = corruption.None, 0
-	// Secure noise is the default job's setting (free in budget for its
-	// TSGD+PTR); train asks for it explicitly, because the discrete
-	// mechanisms have no proven privacy loss distribution and would give up
-	// the PLD accountant's tighter ε for DP-SGD and TSGD+Gaussian.
-	c.SecureNoise = false
 	return c
 }
 
@@ -242,6 +246,22 @@ func LoadConfigFile(path string, c *TrainConfig) error {
 	default:
 		return fmt.Errorf("config file %s: unknown extension (want .json, .yaml or .yml)", path)
 	}
+	return checkDeprecatedNoise(data, fail)
+}
+
+// checkDeprecatedNoise refuses secure_noise: false in a config file: it
+// selected float noise when float was the default, and float noise is now
+// asked for by float_noise: true (secure_noise: true, the default, is
+// accepted and changes nothing).
+func checkDeprecatedNoise(data []byte, fail func(error) error) error {
+	var legacy struct {
+		SecureNoise *bool `json:"secure_noise" yaml:"secure_noise"`
+	}
+	// Both formats decode with yaml (JSON is YAML); the file has already
+	// decoded, so an error here cannot be new.
+	if yaml.Unmarshal(data, &legacy) == nil && legacy.SecureNoise != nil && !*legacy.SecureNoise {
+		return fail(errors.New("secure_noise: false no longer selects float noise (secure noise is the default): write float_noise: true to opt out of it"))
+	}
 	return nil
 }
 
@@ -290,6 +310,47 @@ func (c *TrainConfig) Private() bool {
 	return c.Method == "dpsgd" || c.Method == "tsgd-gaussian" || c.Method == "tsgd-ptr"
 }
 
+// Noisy reports whether the method releases noise: the private methods and
+// the personalized ones (pdp-*, accounted by their ledger).
+func (c *TrainConfig) Noisy() bool { return c.Private() || contains(pdpMethods(), c.Method) }
+
+// SecureRelease reports whether the run's noisy releases are
+// floating-point safe: every noisy method's default, unless FloatNoise.
+func (c *TrainConfig) SecureRelease() bool { return c.Noisy() && !c.FloatNoise }
+
+// ResolveNoise records the noise mode of a noisy method in SecureNoise
+// (true for the secure release), so that config.json, the checkpoint's
+// binding and a grid cell's key state it whatever the caller set. It leaves
+// other methods' SecureNoise as it was (runs of the former default job with
+// a non-private method stored it true).
+func (c *TrainConfig) ResolveNoise() {
+	if c.Noisy() {
+		c.SecureNoise = !c.FloatNoise
+	}
+}
+
+// NoiseIdentity is c as it identifies a run: the noise mode resolved
+// (ResolveNoise) and stated once, by SecureNoise, with FloatNoise cleared.
+// A float run then has the identity it had before float noise became an
+// opt-in (neither key), so checkpoints and grid cells of earlier float runs
+// keep their bindings and keys, and a secure run has secure_noise true as
+// the earlier --secure-noise runs had.
+func (c TrainConfig) NoiseIdentity() TrainConfig {
+	c.ResolveNoise()
+	c.FloatNoise = false
+	return c
+}
+
+// readLegacyNoise gives a stored run configuration its noise mode: a noisy
+// run stored without secure_noise was a float run (before secure noise
+// became the default, float was; since, a float run stores float_noise), so
+// it resumes with float noise.
+func (c *TrainConfig) readLegacyNoise() {
+	if c.Noisy() && !c.SecureNoise {
+		c.FloatNoise = true
+	}
+}
+
 // Validate checks every hyper-parameter before any data is loaded.
 func (c *TrainConfig) Validate() error {
 	if err := c.validate(); err != nil {
@@ -312,6 +373,12 @@ func (c *TrainConfig) validate() error {
 
 	if err := c.validateNames(); err != nil {
 		return err
+	}
+	if c.FloatNoise && !c.Noisy() {
+		return bad("float noise (--float-noise) applies to private methods only, not %s, which adds no noise", c.Method)
+	}
+	if c.FloatNoise && c.SecureNoise {
+		return bad("float_noise and secure_noise are both set: secure noise is the default; float_noise (--float-noise) opts out of it")
 	}
 	if contains(pdpMethods(), c.Method) {
 		return c.validatePDP()
@@ -440,7 +507,7 @@ func (c *TrainConfig) aggregateConfig(expected float64) aggregate.Config {
 		Sigma: c.Sigma, ClipNorm: c.ClipNorm, Tau: c.Tau, B: c.LaplaceB, Delta0: c.Delta0,
 		F: int(math.Round(c.TrimFraction * expected)), TrimFraction: c.TrimFraction,
 		Radius: c.CenteredClipRadius, ExpectedBatch: expected,
-		Secure: c.SecureNoise && c.Private(),
+		Secure: c.SecureRelease() && c.Private(),
 	}
 	if !c.Private() {
 		ac.Sigma = 0

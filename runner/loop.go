@@ -251,8 +251,9 @@ func runJob(ctx context.Context, j stepJob, progress io.Writer) (*Summary, error
 		Method: b.cfg.Method, Dataset: b.cfg.Dataset, Model: b.cfg.Model,
 		Steps: step, StoppedBy: stoppedBy, TrainLoss: b.lastLoss, Examples: b.examples,
 		WallSeconds:       b.savedSecs,
-		PrivacyRandomness: randomnessNote(b.cfg), SecureNoise: b.cfg.Private() && b.cfg.SecureNoise,
+		PrivacyRandomness: randomnessNote(b.cfg),
 	}
+	s.setNoise(b.cfg)
 	if s.WallSeconds > 0 {
 		s.ExamplesPerSecond = float64(s.Examples) / s.WallSeconds
 	}

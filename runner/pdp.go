@@ -78,7 +78,6 @@ func PDPPresets() map[string]func(*TrainConfig) {
 			c.Conversion = "bbg"
 			// Settings of other methods (DefaultConfig's) do not apply.
 			c.TargetEpsilon, c.Corruption, c.CorruptionRatio, c.DynamicF = 0, "", 0, false
-			c.SecureNoise = false // not supported by the personalized ledger (Gaussian curves)
 			c.Epochs, c.Steps = 0, 0
 			c.PDP = PDPConfig{ThresholdLoss: "fixed", W1: 0.7, W2: 0.3, Rounds: 3, RoundEpochs: 2,
 				BudgetGroups: 20, BudgetMin: 0.5, BudgetMax: 1}
@@ -116,8 +115,6 @@ func (c *TrainConfig) validatePDP() error {
 	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 	p := &c.PDP
 	switch {
-	case c.SecureNoise:
-		return bad("secure noise is not supported for personalized DP (%s): its ledger accounts the continuous Gaussian; set secure_noise false", c.Method)
 	case c.Dataset == "" || c.Model == "":
 		return bad("dataset and model are required")
 	case c.BatchSize <= 0 && c.SamplingRate == 0:

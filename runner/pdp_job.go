@@ -363,9 +363,17 @@ func (j *pdpJob) begin(step int, metrics *runLogs) (string, error) {
 			return "", fmt.Errorf("model: %w", err)
 		}
 	}
-	agg, err := aggregate.New("sum", aggregate.Config{Sigma: plan.Sigma, ClipNorm: j.cfg.ClipNorm})
+	agg, err := aggregate.New("sum", aggregate.Config{Sigma: plan.Sigma, ClipNorm: j.cfg.ClipNorm, Secure: j.cfg.SecureRelease()})
 	if err != nil {
 		return "", fmt.Errorf("aggregator: %w", err)
+	}
+	// The ledger charges every example the Gaussian mechanism's curves at
+	// σ_R: the release must be exactly that mechanism (the secure sum is
+	// its floating-point-safe post-processing, docs/secure-release.md).
+	if mech, err := aggregate.PlannedMechanism(agg); err != nil {
+		return "", fmt.Errorf("aggregator: %w", err)
+	} else if mech != (privacy.Gaussian{Sigma: plan.Sigma}) {
+		return "", fmt.Errorf("round %d: the %s release is the mechanism %s, not the Gaussian mechanism with σ = %v that the personalized ledger charges", R+1, noiseName(j.cfg.SecureRelease()), mech.Spec().Kind, plan.Sigma)
 	}
 	// The trainer's accountant is the worst case, an example sampled at the
 	// full rate q in every step; the ledger holds the personalized spend.
@@ -503,6 +511,7 @@ func (j *pdpJob) finish(s *Summary) (pub, full any, err error) {
 	// Every example i is (spent_i, δ_i)-DP, so the run is (max spent, max δ)-DP.
 	s.Epsilon, s.Delta, s.Order, s.Conversion = g.SpentMax, g.DeltaMax, g.WorstOrder, string(j.conv)
 	s.Guarantee = g.Statement
+	s.Accountant = string(j.cfg.PDP.accounting())
 	s.AccountingSeconds = j.st.AcctSecs + j.st.StepEpsSecs
 	s.Bounds, s.BoundAtOrder = boundsUsed(j.acct, g.WorstOrder)
 	rep := PDPReport{Method: j.cfg.Method, Budgets: j.budgetsDesc, Rounds: j.st.Reports,

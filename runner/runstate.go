@@ -56,7 +56,7 @@ func boundPieces(dir string, cfg *TrainConfig, ck *checkpoint) []boundPiece {
 // everything but where its files live and how often it checkpoints or
 // evaluates, which may change when a run is moved or resumed.
 func configIdentity(cfg *TrainConfig) ([]byte, error) {
-	c := *cfg
+	c := cfg.NoiseIdentity()
 	c.Out, c.DataDir, c.CheckpointEvery, c.EvalEvery = "", "", 0, 0
 	return json.Marshal(c)
 }
@@ -180,6 +180,7 @@ func ReadRunConfig(dir string) (TrainConfig, error) {
 		}
 		return c, err
 	}
+	c.readLegacyNoise()
 	return c, nil
 }
 

@@ -295,6 +295,7 @@ func TestFailedBeforeFirstStepDoesNotBlock(t *testing.T) {
 	d3 := filepath.Join(dir, "killed")
 	os.MkdirAll(d3, 0o755)
 	c3 := quickRun(d3)
+	c3.ResolveNoise() // config.json as Train writes it (a secure run)
 	writeJSONAtomic(filepath.Join(d3, configFile), c3)
 	os.WriteFile(filepath.Join(d3, metricsFile), []byte(`{"step":0,"loss":2.3}`+"\n"+`{"step":1,"loss":2.2}`+"\n"), 0o644)
 	if s, err := Train(context.Background(), c3, Options{Resume: true}); err != nil || s.Steps != 6 {
@@ -308,6 +309,7 @@ func TestFailedBeforeFirstStepDoesNotBlock(t *testing.T) {
 	d2 := filepath.Join(dir, "cfgonly")
 	os.MkdirAll(d2, 0o755)
 	c2 := quickRun(d2)
+	c2.ResolveNoise()
 	writeJSONAtomic(filepath.Join(d2, configFile), c2)
 	if s, err := Train(context.Background(), c2, Options{Resume: true}); err != nil || s.Steps != 6 {
 		t.Fatalf("resume of a run that never started: %v", err)
@@ -343,7 +345,7 @@ func TestSetupRefusedBeforeWriting(t *testing.T) {
 		{"whitebox outside its conditions", func(c *TrainConfig) {
 			c.Method, c.Tau, c.LaplaceB, c.Delta0, c.Bound = "tsgd-ptr", 0.5, 1, 1e-8, "whitebox"
 		}, "proven only for σ₂ = σ·τ/R ≥ 4"},
-		{"target below one step", func(c *TrainConfig) { c.Steps, c.TargetEpsilon, c.SecureNoise, c.Accountant = 0, 0.01, false, "rdp" }, "is smaller than the ε of a single step (0.630"},
+		{"target below one step", func(c *TrainConfig) { c.Steps, c.TargetEpsilon, c.FloatNoise, c.Accountant = 0, 0.01, true, "rdp" }, "is smaller than the ε of a single step (0.630"},
 	}
 	for i, tc := range tests {
 		c := quickRun(filepath.Join(dir, fmt.Sprintf("r%d", i)))

@@ -64,10 +64,15 @@ type Summary struct {
 	Guarantee string `json:"guarantee,omitempty"`
 
 	// PrivacyRandomness says where the privacy noise and sampling came from
-	// (secret, or a reproducible seed the guarantee assumes secret);
-	// SecureNoise whether they were floating-point safe (aggregate.Secure).
+	// (secret, or a reproducible seed the guarantee assumes secret).
+	// SecureNoise is true when the releases were floating-point safe
+	// (aggregate.Config.Secure, the default), FloatNoise when float noise
+	// was asked for (--float-noise); Noise states what that means for the
+	// guarantee in one sentence (noiseStatement).
 	PrivacyRandomness string `json:"privacy_randomness,omitempty"`
 	SecureNoise       bool   `json:"secure_noise,omitempty"`
+	FloatNoise        bool   `json:"float_noise,omitempty"`
+	Noise             string `json:"noise,omitempty"`
 
 	// Operator-only diagnostics (not privatized): written to
 	// private/summary.json, zero in the public summary.json.
@@ -161,6 +166,7 @@ func setupTrain(ctx context.Context, cfg TrainConfig, opt Options, run *func() (
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	cfg.ResolveNoise() // config.json records the noise mode
 	if cfg.Out == "" {
 		return nil, errors.New("invalid configuration: an output directory is required")
 	}

@@ -15,7 +15,8 @@ import (
 
 // shortRun is a small DP-SGD run on real MNIST with the TF-Privacy CNN.
 func shortRun(t *testing.T, out string) TrainConfig {
-	c := TrainDefaults() // float noise: its PLD is what the resume test checks
+	c := TrainDefaults()
+	c.FloatNoise = true // the float release resumes bit for bit too (quickRun: the secure one)
 	c.Method, c.Model, c.Dataset = "dpsgd", "tfp-cnn", "mnist"
 	c.Corruption, c.CorruptionRatio, c.TargetEpsilon, c.DynamicF = "", 0, 0, false
 	c.BatchSize, c.Sigma, c.ClipNorm, c.LR = 128, 1.1, 1, 0.15
@@ -180,8 +181,8 @@ func TestBudgetStop(t *testing.T) {
 	c.Steps, c.Epochs = 0, 0
 	c.BatchSize = 1024
 	c.TargetEpsilon = 0.95
-	c.SecureNoise = false // the check below recomputes the float mechanism's (MTZ19) budget
-	c.Model = "logreg"    // the PLD accountant fits ~100 steps: keep them cheap
+	c.FloatNoise = true // the check below recomputes the float mechanism's (MTZ19) budget
+	c.Model = "logreg"  // the PLD accountant fits ~100 steps: keep them cheap
 	s, err := Train(context.Background(), c, Options{})
 	if err != nil {
 		t.Fatal(err)

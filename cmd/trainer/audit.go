@@ -28,12 +28,20 @@ const auditUsage = `usage: trainer audit mechanism|run [flags]
              [--canary-norm X] [--guesses K,…] [--confidence C] [--json]
 
 The empirical ε is a lower confidence bound: with probability ≥ confidence the
-rule (run) is not (ε, δ)-DP for any smaller ε. Above the claimed ε it is
-evidence of a bug. Run 'trainer audit mechanism -h' for the rule flags.
+rule (run) is not (ε, δ)-DP for any smaller ε. Both audit the secure
+(floating-point-safe) release by default; --float-noise audits the float one.
+Exit status: 0 when every test stays below its claim, 3 when a test exceeds it
+(with the setting that would fix it on stderr), 2 on bad arguments, 1 when the
+audit fails. Run 'trainer audit mechanism -h' for the rule flags.
 `
 
-// runAudit implements `trainer audit mechanism|run`: exit 0 on success, 2
-// on bad arguments, 1 when the audit fails.
+// exitExceeds is the exit status of an audit whose empirical ε exceeds the
+// claimed ε, so that CI can gate on it.
+const exitExceeds = 3
+
+// runAudit implements `trainer audit mechanism|run`: exit 0 when every
+// test is below its claim, 3 when one exceeds it, 2 on bad arguments, 1
+// when the audit fails.
 func runAudit(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		fmt.Fprint(stderr, auditUsage)
@@ -76,7 +84,8 @@ func auditMechanism(args []string, stdout, stderr io.Writer) int {
 	fs.Float64Var(&cfg.RGM.RRel, "r-rel", 0, "rgm-sum absolute sensitivity term R_rel")
 	fs.Float64Var(&cfg.RGM.Gamma, "gamma", 0, "rgm-sum relative noise scale γ")
 	fs.Float64Var(&cfg.RGM.Sigma, "rgm-sigma", 0, "rgm-sum baseline noise σ")
-	fs.BoolVar(&cfg.Secure, "secure-noise", false, "audit the floating-point-safe release of sum, tsum or ptr-tsum")
+	floatNoise := fs.Bool("float-noise", false, "audit the float release instead of the secure (floating-point-safe) one, the default; rules without a secure release (centered-clip, rgm-sum, …) need it")
+	fs.Var(deprecatedSecureNoise{stderr}, "secure-noise", "deprecated, does nothing: the secure release is audited by default (--float-noise audits the float one)")
 	fs.Float64Var(&opt.Delta, "delta", 1e-5, "δ at which ε is bounded")
 	fs.IntVar(&opt.Samples, "samples", 1000000, "releases per batch and case (half select the test, half evaluate it)")
 	fs.Float64Var(&opt.Confidence, "confidence", 0.95, "confidence of the reported bound (over all cases)")
@@ -104,8 +113,13 @@ func auditMechanism(args []string, stdout, stderr io.Writer) int {
 	if *cases != "" {
 		opt.Cases = strings.Split(*cases, ",")
 	}
+	cfg.Secure = !*floatNoise
 	if _, err := aggregate.New(*rule, cfg); err != nil {
-		fmt.Fprintf(stderr, "trainer audit mechanism: %s\n", oneLine(err.Error()))
+		msg := oneLine(err.Error())
+		if cfg.Secure && strings.Contains(msg, "no secure-noise mode") {
+			msg += "; audit its float release with --float-noise"
+		}
+		fmt.Fprintf(stderr, "trainer audit mechanism: %s\n", msg)
 		return 2
 	}
 	res, err := aggaudit.Rule(*rule, cfg, opt)
@@ -123,13 +137,13 @@ func auditMechanism(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		fmt.Fprintln(stdout, string(b))
-		return 0
+		return mechanismExit(res, *rule, cfg, stderr)
 	}
 	verdict := "below the claim"
 	if res.Exceeds {
 		verdict = "ABOVE THE CLAIM: the rule leaks more than its accounting says"
 	}
-	fmt.Fprintf(stdout, "rule %s, mechanism %s, δ = %g, %d releases per batch and case, %s tests\n", res.Rule, res.Mechanism.Kind, res.Delta, res.Samples, res.Tests)
+	fmt.Fprintf(stdout, "rule %s, %s, mechanism %s, δ = %g, %d releases per batch and case, %s tests\n", res.Rule, noiseLabel(cfg.Secure), res.Mechanism.Kind, res.Delta, res.Samples, res.Tests)
 	fmt.Fprintf(stdout, "claimed ε = %.4f (one step, RDP order %g); empirical ε ≥ %.4f at confidence %g (case %s): %s\n",
 		res.ClaimedEpsilon, res.ClaimOrder, res.EmpiricalEpsilon, res.Confidence, res.Case, verdict)
 	if res.ClaimedEpsilonPLD != nil {
@@ -149,7 +163,50 @@ func auditMechanism(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(w, "%s\t%.4f\t%s\t%.1f\t%s\n", c.Case, c.EmpiricalEpsilon, pass, c.Seconds, c.Test)
 	}
 	w.Flush()
-	return 0
+	return mechanismExit(res, *rule, cfg, stderr)
+}
+
+// noiseLabel names the audited release.
+func noiseLabel(secure bool) string {
+	if secure {
+		return "secure release (floating-point safe)"
+	}
+	return "FLOAT-noise release (--float-noise: not floating-point safe)"
+}
+
+// mechanismExit returns 0, or 3 when the audit exceeds the claim, printing
+// on stderr which setting would fix it.
+func mechanismExit(res *aggaudit.Result, rule string, cfg aggregate.Config, stderr io.Writer) int {
+	if !res.Exceeds {
+		return 0
+	}
+	granularity := false
+	for _, c := range res.Cases {
+		if c.Case == res.Case && strings.Contains(c.Test, "float32 granularity") {
+			granularity = true
+		}
+	}
+	sec := cfg
+	sec.Secure = true
+	_, err := aggregate.New(rule, sec)
+	fmt.Fprintf(stderr, "trainer audit mechanism: empirical ε %.4f exceeds the claimed %.4f (case %s)\n", res.EmpiricalEpsilon, res.ClaimedEpsilon, res.Case)
+	fmt.Fprintf(stderr, "fix: %s\n", exceedsFix(!cfg.Secure, err == nil, granularity, res.Confidence))
+	return exitExceeds
+}
+
+// exceedsFix says which setting would bring an audit that exceeds its claim
+// below it: the secure release for float noise (its leak is the
+// floating-point one, Mironov CCS 2012); otherwise the claim itself is in
+// doubt.
+func exceedsFix(float, secureAvailable, granularity bool, confidence float64) string {
+	switch {
+	case float && secureAvailable:
+		return "drop --float-noise: the secure release is floating-point safe (exact integer sums, exactly sampled noise), so the float32-granularity leak disappears at no cost in ε"
+	case float && granularity:
+		return "this rule has no secure release, and its float release leaks through the float32 granularity of its outputs (Mironov, CCS 2012): use a rule with a secure release (sum, tsum, ptr-tsum), or audit the mechanism over the reals only with --tests real"
+	default:
+		return fmt.Sprintf("no setting fixes this: the release leaks more than its accounting claims, which is evidence of a bug (or, with probability ≤ %.3g, chance: re-run with another --seed); do not release models trained with it", 1-confidence)
+	}
 }
 
 // runAuditFlags are the flags of `trainer audit run` besides the train flags.
@@ -213,12 +270,13 @@ func auditRun(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		fmt.Fprintln(stdout, string(b))
-		return 0
+		return runAuditExit(res, stderr)
 	}
 	fmt.Fprintf(stdout, "method %s on %s (%s): %d steps, q = %.5g, σ = %g, test accuracy %.2f%%, %d canary rows, %.0fs\n",
 		res.Method, res.Dataset, res.Model, res.Steps, res.Q, res.Sigma, 100*res.TestAccuracy, res.CanaryRows, res.WallSeconds)
-	fmt.Fprintf(stdout, "claimed ε = %.4f at δ = %g; empirical ε ≥ %.4f at confidence %g (%s audit, %d canaries)\n",
-		res.ClaimedEpsilon, res.Delta, res.EmpiricalEpsilon, res.Confidence, res.Case, res.Samples)
+	fmt.Fprintf(stdout, "noise: %s\n", res.Noise)
+	fmt.Fprintf(stdout, "claimed ε = %.4f at δ = %g by the %s accountant; empirical ε ≥ %.4f at confidence %g (%s audit, %d canaries)\n",
+		res.ClaimedEpsilon, res.Delta, res.Accountant, res.EmpiricalEpsilon, res.Confidence, res.Case, res.Samples)
 	for _, a := range []struct {
 		name string
 		r    any
@@ -226,7 +284,18 @@ func auditRun(args []string, stdout, stderr io.Writer) int {
 		b, _ := json.Marshal(a.r)
 		fmt.Fprintf(stdout, "  %s: %s\n", a.name, b)
 	}
-	return 0
+	return runAuditExit(res, stderr)
+}
+
+// runAuditExit returns 0, or 3 when the run's empirical ε exceeds its
+// claim, printing on stderr which setting would fix it.
+func runAuditExit(res *runner.RunAuditResult, stderr io.Writer) int {
+	if !res.Exceeds {
+		return 0
+	}
+	fmt.Fprintf(stderr, "trainer audit run: empirical ε %.4f exceeds the claimed %.4f (%s audit)\n", res.EmpiricalEpsilon, res.ClaimedEpsilon, res.Case)
+	fmt.Fprintf(stderr, "fix: %s\n", exceedsFix(res.FloatNoise, true, false, res.Confidence))
+	return exitExceeds
 }
 
 // splitFlags separates the named flags (with their values) from the other

@@ -227,7 +227,8 @@ func parsePTRTable(args []string, stderr io.Writer) (*grid.Grid, *flag.FlagSet, 
 	fs.Float64Var(&t.DPSGDSigma, "dpsgd-sigma", 0, "σ of the dpsgd baseline (0: the preset's Gaussian σ)")
 	fs.IntVar(&t.Steps, "steps", 0, "cap every run at this many steps (smoke tests; 0: train until ε is spent)")
 	fs.StringVar(&t.Accountant, "accountant", "", "pld | rdp (default: pld for dpsgd and tsgd-gaussian, rdp for tsgd-ptr, which has no proven PLD)")
-	fs.BoolVar(&t.SecureNoise, "secure-noise", false, "floating-point-safe noise (accounted with RDP)")
+	fs.BoolVar(&t.FloatNoise, "float-noise", false, "opt out of the secure (floating-point-safe) release, the default: float noise, whose guarantee does NOT hold against floating-point attacks (Mironov, CCS 2012); float cells keep the keys of earlier float grids")
+	fs.Var(deprecatedSecureNoise{stderr}, "secure-noise", "deprecated, does nothing: secure noise is the default (--float-noise opts out)")
 	var m gridModes
 	addGridModes(fs, &m, "out/ptr-table")
 	if err := fs.Parse(args); err != nil {
@@ -293,6 +294,7 @@ func parsePDPTable(args []string, stderr io.Writer) (*grid.Grid, *flag.FlagSet, 
 	fs.Float64Var(&t.Epochs, "epochs", 25, "epochs per run (multi-round methods split them over --rounds)")
 	fs.IntVar(&t.Rounds, "rounds", 2, "rounds k of pdp-sgd and pdp-adapdp")
 	fs.IntVar(&t.Steps, "steps", 0, "fix every run's total steps instead of --epochs (smoke tests)")
+	fs.BoolVar(&t.FloatNoise, "float-noise", false, "opt out of the secure (floating-point-safe) release, the default: float noise, whose guarantee does NOT hold against floating-point attacks (Mironov, CCS 2012); float cells keep the keys of earlier float grids")
 	var m gridModes
 	addGridModes(fs, &m, "out/pdp-table")
 	if err := fs.Parse(args); err != nil {

@@ -133,6 +133,9 @@ func runRGM(args []string, stdout, stderr io.Writer) int {
 	eps, alpha, muReg, method, clipFactor, clipNoise, consts := &o.eps, &o.alpha, &o.muReg, &o.method, &o.clipFactor, &o.clipNoise, &o.consts
 	ptrEps, ptrDelta, seed, runs, format, workers, set := &o.ptrEps, &o.ptrDelta, &o.seed, &o.runs, &o.format, &o.workers, o.set
 
+	if *figure || ridgegd.Method(*method) != ridgegd.MethodNone {
+		fmt.Fprintf(stdout, "noise: WARNING: %s\n", ridgegd.NoiseStatement)
+	}
 	dir := datasets.ResolveDataDir(*dataDir)
 	data, err := rgmfig.LoadIJCNN1(dir)
 	if err != nil {

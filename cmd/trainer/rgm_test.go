@@ -68,6 +68,10 @@ func TestRGMRunWritesGaps(t *testing.T) {
 		if err != nil || json.Unmarshal(b, &sum) != nil || sum.N != 141691 || sum.D != 22 {
 			t.Fatalf("%v: summary %v %+v", tc.args, err, sum)
 		}
+		// The float noise is stated, on the console and in summary.json.
+		if !strings.Contains(sum.Noise, "NOT floating-point safe") || !strings.Contains(so.String(), "noise: WARNING: float noise, NOT floating-point safe") {
+			t.Errorf("%v: noise not stated: summary %q, stdout %q", tc.args, sum.Noise, so.String())
+		}
 		f, _ := os.Open(filepath.Join(out, "gap.csv"))
 		sc := bufio.NewScanner(f)
 		lines := 0

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -55,6 +56,9 @@ func runTrainFrom(args []string, base runner.TrainConfig, stdout, stderr io.Writ
 	if cfg.ReproducibleNoise && !resume {
 		fmt.Fprintf(stderr, "WARNING: --seed %d makes the privacy noise reproducible: the guarantee holds only while the seed is kept secret\n", cfg.Seed)
 	}
+	if cfg.Noisy() && cfg.FloatNoise {
+		fmt.Fprintf(stderr, "WARNING: %s\n", runner.FloatNoiseWarning)
+	}
 	// SIGTERM (kill, Slurm, systemd) checkpoints like Ctrl-C.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -74,7 +78,7 @@ func runTrainFrom(args []string, base runner.TrainConfig, stdout, stderr io.Writ
 		if sum.Guarantee != "" {
 			// Personalized: ε is the ledger's largest per-example spend,
 			// by the accounting the guarantee below names.
-			fmt.Fprintf(stdout, "privacy: (ε, δ) = (%.4f, %g), the largest per-example spend in the ledger (see the personalized guarantee)\n", sum.Epsilon, sum.Delta)
+			fmt.Fprintf(stdout, "privacy: (ε, δ) = (%.4f, %g), the largest per-example spend in the personalized ledger (%s accounting; see the personalized guarantee)\n", sum.Epsilon, sum.Delta, sum.Accountant)
 		} else if sum.Accountant == "pld" {
 			fmt.Fprintf(stdout, "privacy: (ε, δ) = (%.4f, %g) by the PLD accountant (certified upper bound; optimistic estimate %.4f; interval %g)\n",
 				sum.Epsilon, sum.Delta, sum.EpsilonOptimistic, sum.PLDInterval)
@@ -85,10 +89,10 @@ func runTrainFrom(args []string, base runner.TrainConfig, stdout, stderr io.Writ
 		if sum.Unproven {
 			fmt.Fprintln(stdout, "WARNING: --allow-unproven was set and some orders used a bound outside its proven conditions")
 		}
-		if sum.SecureNoise {
-			fmt.Fprintln(stdout, "noise: secure (exact integer sums on a power-of-two grid, exactly rounded Gaussian noise, exact PTR test bit: post-processing of the accounted mechanism)")
-		} else if sum.PrivacyRandomness != "" {
-			fmt.Fprintln(stdout, "noise: floating point (no --secure-noise): the released values may leak through their low-order bits")
+		if sum.FloatNoise {
+			fmt.Fprintf(stdout, "noise: WARNING: %s\n", sum.Noise)
+		} else if sum.Noise != "" {
+			fmt.Fprintf(stdout, "noise: %s\n", sum.Noise)
 		}
 		if sum.PrivacyRandomness != "" {
 			fmt.Fprintf(stdout, "privacy randomness: %s\n", sum.PrivacyRandomness)
@@ -239,7 +243,8 @@ func trainFlagSet(cfg *runner.TrainConfig, preset, config string, stderr io.Writ
 	fs.StringVar(&cfg.Corruption, "corruption", cfg.Corruption, alternatives(corruption.Kinds()))
 	fs.Float64Var(&cfg.CorruptionRatio, "corruption-ratio", cfg.CorruptionRatio, "fraction of training examples corrupted (none: 0; train defaults to no corruption, the default job to label-flip 0.1)")
 	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "make the run reproducible from this seed; the privacy noise then derives from it too and the guarantee assumes the seed stays SECRET (default: public seed 1 for initialization and corruption, secret noise from the OS)")
-	fs.BoolVar(&cfg.SecureNoise, "secure-noise", cfg.SecureNoise, "floating-point-safe noise: exact integer sums on a power-of-two grid, discrete Gaussian noise, discrete-Laplace PTR test")
+	fs.BoolVar(&cfg.FloatNoise, "float-noise", cfg.FloatNoise, "opt out of the secure (floating-point-safe) release, the default of every private method: float noise, whose guarantee does NOT hold against floating-point attacks (Mironov, CCS 2012)")
+	fs.Var(deprecatedSecureNoise{stderr}, "secure-noise", "deprecated, does nothing: secure noise is the default (--float-noise opts out)")
 	fs.StringVar(&cfg.Out, "out", cfg.Out, "run directory")
 	fs.IntVar(&cfg.CheckpointEvery, "checkpoint-every", cfg.CheckpointEvery, "checkpoint every N steps (0: only at the end)")
 	fs.IntVar(&cfg.EvalEvery, "eval-every", cfg.EvalEvery, "evaluate test accuracy every N steps (0: every epoch, ⌈N/batch⌉ steps; -1: only at the end)")
@@ -278,4 +283,26 @@ func freeRunDir(dir string) string {
 			return d
 		}
 	}
+}
+
+// deprecatedSecureNoise is --secure-noise, which asked for the secure
+// release when float noise was the default. It is accepted and does
+// nothing (secure is the default); --secure-noise=false, which meant float
+// noise, is refused so that a script asking for float noise says
+// --float-noise.
+type deprecatedSecureNoise struct{ stderr io.Writer }
+
+func (deprecatedSecureNoise) String() string   { return "true" }
+func (deprecatedSecureNoise) IsBoolFlag() bool { return true }
+
+func (d deprecatedSecureNoise) Set(v string) error {
+	on, err := strconv.ParseBool(v)
+	if err != nil {
+		return err
+	}
+	if !on {
+		return errors.New("--secure-noise=false no longer selects float noise: secure noise is the default; opt out with --float-noise")
+	}
+	fmt.Fprintln(d.stderr, "note: --secure-noise is deprecated and does nothing: secure noise is the default (--float-noise opts out)")
+	return nil
 }

@@ -95,6 +95,7 @@ var methodFlags = func() map[string][]string {
 		"clip":  append(append([]string{"nonprivate-robust"}, private...), pdp...),
 		"delta": append(append([]string{}, private...), pdp...), "conversion": append(append([]string{}, private...), pdp...),
 		"noise-guard": {"pdp-sgd"},
+		"float-noise": append(append([]string{}, private...), pdp...),
 	}
 	for _, f := range []string{"threshold-loss", "w1", "w2", "rounds", "round-epochs", "budgets", "budget-groups", "budget-min", "budget-max", "budget-k", "pdp-accounting"} {
 		m[f] = pdp

@@ -57,7 +57,7 @@ func TestTrainModelFile(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	file := filepath.Join("..", "..", "model", "testdata", "mnist-gn.json")
 	args := []string{"train", "--method", "dpsgd", "--model-file", file, "--steps", "4", "--target-epsilon", "0",
-		"--corruption", "none", "--corruption-ratio", "0", "--secure-noise=false", "--out", out}
+		"--corruption", "none", "--corruption-ratio", "0", "--out", out}
 	if code := dispatch(args, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,6 +25,12 @@ func TestTrainRejectsBadInput(t *testing.T) {
 		{[]string{"extra"}, "unexpected arguments"},
 		{[]string{"--accountant", "prv"}, "accountant must be pld or rdp"},
 		{[]string{"--accountant", "rdp", "--pld-interval", "1e-3"}, "pld interval"},
+		// Float noise is an explicit opt-in of the private methods only;
+		// the former opt-out spelling is refused, not silently secure.
+		{[]string{"--method", "nonprivate", "--float-noise"}, "does not use --float-noise"},
+		{[]string{"--secure-noise=false"}, "--secure-noise=false no longer selects float noise"},
+		{[]string{"--config", writeFile(t, dir, "old.yaml", "secure_noise: false\n")}, "write float_noise: true"},
+		{[]string{"--config", writeFile(t, dir, "both.yaml", "secure_noise: true\n"), "--float-noise"}, "float_noise and secure_noise are both set"},
 	}
 	for _, tc := range tests {
 		var stdout, stderr bytes.Buffer
@@ -44,15 +51,26 @@ func TestTrainEndToEnd(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "run")
 	var stdout, stderr bytes.Buffer
 	args := []string{"train", "--method", "dpsgd", "--model", "logreg", "--steps", "30", "--lr", "1",
-		"--target-epsilon", "0", "--corruption", "none", "--corruption-ratio", "0", "--secure-noise=false", "--out", out}
+		"--target-epsilon", "0", "--corruption", "none", "--corruption-ratio", "0", "--float-noise", "--out", out}
 	if code := dispatch(args, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
 	for _, want := range []string{"test accuracy:", "privacy: (ε, δ) = (", "by the PLD accountant (certified upper bound", "run directory: " + out,
-		"privacy randomness: secret", "noise: floating point"} {
+		"privacy randomness: secret", "noise: WARNING: FLOAT NOISE (--float-noise)", "does NOT hold against floating-point attacks (Mironov"} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, stdout.String())
 		}
+	}
+	if !strings.Contains(stderr.String(), "WARNING: FLOAT NOISE") {
+		t.Errorf("no start-up warning for --float-noise: %s", stderr.String())
+	}
+	var sum map[string]any
+	if data, err := os.ReadFile(filepath.Join(out, "summary.json")); err != nil || json.Unmarshal(data, &sum) != nil {
+		t.Fatalf("summary.json: %v", err)
+	}
+	if sum["float_noise"] != true || sum["secure_noise"] != nil || sum["accountant"] != "pld" ||
+		!strings.Contains(sum["noise"].(string), "does NOT hold against floating-point attacks") {
+		t.Errorf("summary.json does not state float noise and its accountant: %v", sum)
 	}
 	for _, f := range []string{"config.json", "metrics.jsonl", "summary.json", "model.bin", "state.json"} {
 		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
@@ -65,6 +83,24 @@ func TestTrainEndToEnd(t *testing.T) {
 	}
 	if code := dispatch(append(args, "--resume"), &stdout, &stderr); code != 0 {
 		t.Errorf("resume of a finished run: exit %d: %s", code, stderr.String())
+	}
+	// The same run as the former code stored it (float was the default, so
+	// config.json had no noise key) resumes with float noise and says so.
+	path := filepath.Join(out, "config.json")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := strings.Replace(string(data), "\n  \"float_noise\": true,", "", 1)
+	if old == string(data) || os.WriteFile(path, []byte(old), 0o644) != nil {
+		t.Fatalf("cannot write the former format: %s", data)
+	}
+	stdout.Reset()
+	if code := dispatch([]string{"train", "--resume", "--out", out, "--steps", "33"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("resume of a former-format float run: exit %d: %s", code, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "noise: WARNING: FLOAT NOISE") || !strings.Contains(stdout.String(), "33 steps") {
+		t.Errorf("former-format run did not resume with float noise:\n%s", stdout.String())
 	}
 }
 
@@ -83,8 +119,9 @@ func TestFreeRunDir(t *testing.T) {
 }
 
 // --seed makes a run reproducible and the console says the guarantee then
-// assumes the seed stays secret; the default secure noise is accounted as
-// the continuous Gaussian mechanism it post-processes (PLD accountant).
+// assumes the seed stays secret; the default (secure) noise is accounted by
+// the PLD of the continuous Gaussian it post-processes, like float noise.
+// --secure-noise is a deprecated no-op.
 func TestTrainSeedWarnsAndSecureDefault(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains on MNIST")
@@ -96,7 +133,10 @@ func TestTrainSeedWarnsAndSecureDefault(t *testing.T) {
 	if code := dispatch(args, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
-	for _, want := range []string{"REPRODUCIBLE (seed 3)", "kept secret", "noise: secure", "PLD accountant"} {
+	if !strings.Contains(stderr.String(), "--secure-noise is deprecated and does nothing") {
+		t.Errorf("no deprecation note for --secure-noise: %s", stderr.String())
+	}
+	for _, want := range []string{"REPRODUCIBLE (seed 3)", "kept secret", "noise: secure (floating-point safe)", "by the PLD accountant"} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, stdout.String())
 		}
@@ -130,4 +170,14 @@ func TestDefaultJobFlags(t *testing.T) {
 	if code := dispatch([]string{"--no-such-flag"}, &stdout, &stderr); code != 2 {
 		t.Errorf("unknown flag without a command: exit %d, want 2", code)
 	}
+}
+
+// writeFile writes content to dir/name and returns the path.
+func writeFile(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

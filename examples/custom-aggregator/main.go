@@ -2,8 +2,9 @@
 // private aggregation rule defined in this module (package coordclip, the
 // coordinate-clipped sum), through privtrain's public API only: the rule
 // registers itself with aggregate.Register, optim.MakePrivate wires the
-// Poisson sampler, clipping, the rule and the accountant, and the run prints
-// its test accuracy and (ε, δ).
+// Poisson sampler, clipping, the rule (its secure release by default,
+// --float-noise for float noise) and the accountant, and the run prints its
+// test accuracy and (ε, δ).
 package main
 
 import (
@@ -32,14 +33,15 @@ func main() {
 	delta := flag.Float64("delta", 1e-5, "δ of the reported guarantee")
 	seed := flag.Uint64("seed", 1, "public seed of the model initialization")
 	reproducible := flag.Bool("reproducible-noise", false, "derive the sampling and noise from --seed too (the guarantee then assumes the seed stays secret); default: a secret key from the OS")
+	float := flag.Bool("float-noise", false, "float noise instead of the secure (floating-point-safe) release, the default: the guarantee then does NOT hold against floating-point attacks (Mironov, CCS 2012)")
 	flag.Parse()
-	if err := run(*rule, *steps, *sigma, *clip, *coord, *batch, *lr, *delta, *seed, *reproducible); err != nil {
+	if err := run(*rule, *steps, *sigma, *clip, *coord, *batch, *lr, *delta, *seed, *reproducible, *float); err != nil {
 		fmt.Fprintln(os.Stderr, "custom-aggregator:", err)
 		os.Exit(1)
 	}
 }
 
-func run(rule string, steps int, sigma, clip, coord float64, batch int, lr, delta float64, seed uint64, reproducible bool) error {
+func run(rule string, steps int, sigma, clip, coord float64, batch int, lr, delta float64, seed uint64, reproducible, float bool) error {
 	train, err := datasets.Load("mnist", "train", datasets.ResolveDataDir(""))
 	if err != nil {
 		return err
@@ -70,9 +72,17 @@ func run(rule string, steps int, sigma, clip, coord float64, batch int, lr, delt
 		Delta:     delta,
 		LR:        lr,
 		Key:       key,
+		// The rule's secure release (through privtrain's secure sum) unless
+		// --float-noise.
+		FloatNoise: float,
 	})
 	if err != nil {
 		return err
+	}
+	if p.Secure {
+		fmt.Println("noise: secure (floating-point safe): exact integer sums on a power-of-two grid with exactly sampled noise")
+	} else {
+		fmt.Println("noise: WARNING: float noise (--float-noise): the guarantee does NOT hold against floating-point attacks (Mironov, CCS 2012)")
 	}
 	if cs, ok := p.Aggregator.(*coordclip.Sum); ok {
 		sens := cs.Sensitivity(m.NumParams())

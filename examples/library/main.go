@@ -27,7 +27,8 @@ func main() {
 		log.Fatal(err)
 	}
 	// Poisson sampling at q = 256/60000, clipping to R = 1, DP-SGD's noisy
-	// sum and the PLD accountant; σ is calibrated so that 500 steps are
+	// sum (the secure, floating-point-safe release: FloatNoise opts out) and
+	// the PLD accountant; σ is calibrated so that 500 steps are
 	// (ε, δ) = (2, 1e-5)-DP. Give Sigma instead of TargetEpsilon to fix σ.
 	p, err := optim.MakePrivate(m, train, optim.PrivateConfig{
 		TargetEpsilon: 2, Delta: 1e-5, Steps: steps,
@@ -47,5 +48,6 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Printf("σ = %.4f, test accuracy %.2f%%, (ε, δ) = (%.3f, %g)\n", p.Sigma, 100*acc, eps.Epsilon, eps.Delta)
+	fmt.Printf("σ = %.4f, secure noise %v, test accuracy %.2f%%, (ε, δ) = (%.3f, %g) by the %s accountant\n",
+		p.Sigma, p.Secure, 100*acc, eps.Epsilon, eps.Delta, eps.Accountant)
 }

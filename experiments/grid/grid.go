@@ -72,7 +72,16 @@ type Grid struct {
 // corruption, learning rate, run length, … — is part of the key. Fields
 // added to TrainConfig later with omitempty leave the keys of existing
 // configurations unchanged.
+//
+// The noise mode enters the key as a run's checkpoint binds it
+// (TrainConfig.NoiseIdentity): a secure cell (the default) has
+// secure_noise true in its key, as the cells run with --secure-noise before
+// secure noise became the default; a float cell (--float-noise) has no
+// noise key, as every float cell had before. So a finished float cell is
+// never reused as a secure one, nor the other way round, and float cells
+// of earlier grids keep their directories.
 func Key(cfg runner.TrainConfig) (string, error) {
+	cfg = cfg.NoiseIdentity()
 	cfg.Out, cfg.DataDir = "", ""
 	data, err := json.Marshal(cfg)
 	if err != nil {

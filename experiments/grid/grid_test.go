@@ -2,6 +2,8 @@ package grid
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"math"
@@ -35,6 +37,10 @@ func TestKeyCoversEverySetting(t *testing.T) {
 		{"steps", func(c *runner.TrainConfig) { c.Steps = 30 }, false},
 		{"pdp rounds", func(c *runner.TrainConfig) { c.PDP.Rounds = 4 }, false},
 		{"dynamic F", func(c *runner.TrainConfig) { c.DynamicF = false }, false},
+		{"float noise", func(c *runner.TrainConfig) { c.FloatNoise = true }, false},
+		// secure is the default: stating it (the former --secure-noise)
+		// is the same cell
+		{"secure noise stated", func(c *runner.TrainConfig) { c.SecureNoise = true }, true},
 		{"out", func(c *runner.TrainConfig) { c.Out = "elsewhere" }, true},
 		{"data dir", func(c *runner.TrainConfig) { c.DataDir = "/data" }, true},
 	} {
@@ -332,5 +338,41 @@ func TestRunCellResumeAndReuse(t *testing.T) {
 	defer unlock()
 	if _, err := g.RunCell(context.Background(), out, 0, nil); !errors.Is(err, ErrBusy) {
 		t.Errorf("locked cell: %v", err)
+	}
+}
+
+// A float PTR cell has the key the same cell had before secure noise became
+// the default (its configuration then had no noise key), a secure cell the
+// key of the former --secure-noise cell; each is labelled in its row.
+func TestPTRGridNoiseKeys(t *testing.T) {
+	tab := PTRTable{Preset: "ptr-mnist", Epsilons: []float64{3}, Methods: []string{"tsgd-ptr", "dpsgd"},
+		Corruptions: []runner.Corruption{{Kind: "label-flip", Ratio: 0.1}}, Seeds: []uint64{1}}
+	formerKey := func(c runner.TrainConfig, secure bool) string {
+		c.Out, c.DataDir, c.FloatNoise, c.SecureNoise = "", "", false, secure
+		data, err := json.Marshal(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(data)
+		return hex.EncodeToString(sum[:8])
+	}
+	for _, float := range []bool{false, true} {
+		tab.FloatNoise = float
+		g, err := tab.Grid()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range g.Cells {
+			k, err := Key(c.Config)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := formerKey(c.Config, !float); k != want {
+				t.Errorf("float=%v %v: key %s, former key %s", float, c.Row, k, want)
+			}
+			if c.Config.SecureRelease() == float || strings.HasSuffix(c.Row[4], "[float noise]") != float {
+				t.Errorf("float=%v %v: secure %v", float, c.Row, c.Config.SecureRelease())
+			}
+		}
 	}
 }

@@ -33,6 +33,10 @@ type PDPTable struct {
 	// Steps > 0 fixes every run's total number of steps instead (smoke
 	// tests, CI).
 	Steps int
+	// FloatNoise opts out of the secure release, the default (see
+	// PTRTable.FloatNoise): float cells keep the keys of the cells run
+	// before secure noise became the default.
+	FloatNoise bool
 }
 
 // PDPMethods are the five methods of the paper's Table 1.
@@ -96,12 +100,17 @@ func (t PDPTable) Grid() (*Grid, error) {
 						cfg.Steps, cfg.PDP.RoundEpochs = t.Steps, 0
 					}
 					cfg.DataDir, cfg.Seed, cfg.Out = t.DataDir, seed, ""
+					cfg.FloatNoise = t.FloatNoise
+					row := m
+					if t.FloatNoise {
+						row += " [float noise]"
+					}
 					r := Resources{CPUs: 2, MemMB: 3072, Time: time.Hour}
 					if p == "pdp-svhn" {
 						r.MemMB, r.Time = 8192, 6*time.Hour
 					}
 					g.Cells = append(g.Cells, Cell{
-						Row: []string{cfg.Dataset, acc, m}, Seed: seed, Config: cfg,
+						Row: []string{cfg.Dataset, acc, row}, Seed: seed, Config: cfg,
 						Paper: PDPPaperAccuracy(p, m), Resources: r, Class: m,
 					})
 				}

@@ -1,6 +1,9 @@
 package grid
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestPDPTableKeysStable pins the cell keys (run directories) of the rdp and
 // paper cells of the PDP table that the noise guard does not touch: they
@@ -9,6 +12,10 @@ import "testing"
 // cell gets a key of its own. The pdp-sgd cells (noise guard, pdp.noise_guard
 // in their configuration) must NOT keep their old keys: a result computed
 // without the guard must never be reused for the guarded method.
+//
+// All those cells were float-noise runs: the float grid (--float-noise)
+// keeps their keys, and the secure grid (the default) shares no key with
+// it, so no float result is ever reused as a secure one.
 func TestPDPTableKeysStable(t *testing.T) {
 	want := map[[3]string]string{
 		{"mnist", "rdp", "pdp-dpsgd"}:            "41778268b48701bc",
@@ -26,10 +33,33 @@ func TestPDPTableKeysStable(t *testing.T) {
 		{"mnist", "paper", "pdp-sgd-fixed"}:          "60dc94568198f2b0",
 		{"fashion-mnist", "rdp", "pdp-sgd-adaptive"}: "9818278683fe990d",
 	}
-	g, err := PDPTable{Presets: []string{"pdp-mnist", "pdp-fashion-mnist"}, Methods: PDPMethods(),
-		Accountings: []string{"pld", "rdp", "paper"}, Seeds: []uint64{1}, Epochs: 25, Rounds: 2}.Grid()
+	tab := PDPTable{Presets: []string{"pdp-mnist", "pdp-fashion-mnist"}, Methods: PDPMethods(),
+		Accountings: []string{"pld", "rdp", "paper"}, Seeds: []uint64{1}, Epochs: 25, Rounds: 2, FloatNoise: true}
+	g, err := tab.Grid()
 	if err != nil {
 		t.Fatal(err)
+	}
+	tab.FloatNoise = false
+	secure, err := tab.Grid()
+	if err != nil {
+		t.Fatal(err)
+	}
+	floatKeys := map[string]bool{}
+	for _, c := range g.Cells {
+		k, _ := Key(c.Config)
+		floatKeys[k] = true
+		if !strings.HasSuffix(c.Row[2], " [float noise]") {
+			t.Errorf("float cell %v is not labelled", c.Row)
+		}
+	}
+	for _, c := range secure.Cells {
+		k, _ := Key(c.Config)
+		if floatKeys[k] {
+			t.Errorf("secure cell %v has the key %s of a float cell", c.Row, k)
+		}
+		if !c.Config.SecureRelease() {
+			t.Errorf("secure grid cell %v is not secure", c.Row)
+		}
 	}
 	seen := map[string]bool{}
 	found := 0
@@ -42,7 +72,7 @@ func TestPDPTableKeysStable(t *testing.T) {
 			t.Errorf("%v: duplicate key %s", c.Row, k)
 		}
 		seen[k] = true
-		row := [3]string{c.Row[0], c.Row[1], c.Row[2]}
+		row := [3]string{c.Row[0], c.Row[1], strings.TrimSuffix(c.Row[2], " [float noise]")}
 		if o, ok := old[row]; ok && k == o {
 			t.Errorf("%v: key %s is the one it had before the noise guard", c.Row, k)
 		}

@@ -30,12 +30,15 @@ type PTRTable struct {
 	// Steps > 0 caps every run at that many steps (smoke tests, CI).
 	Steps int
 	// Accountant is "pld", "rdp" or "" (each method's default: pld where
-	// the step has a proven PLD, i.e. float-noise DP-SGD and TSGD+Gaussian;
-	// rdp for TSGD+PTR). An explicit pld applies to those methods only.
+	// the step has a proven PLD, i.e. DP-SGD and TSGD+Gaussian, secure or
+	// float; rdp for TSGD+PTR). An explicit pld applies to those methods
+	// only.
 	Accountant string
-	// SecureNoise selects the floating-point-safe release (accounted with
-	// RDP: the discrete mechanisms have no proven PLD).
-	SecureNoise bool
+	// FloatNoise opts out of the secure (floating-point-safe) release, the
+	// default (runner.TrainConfig.FloatNoise): float cells have the keys
+	// float cells had before secure noise became the default, so their
+	// finished runs are reused as float cells only (see Key).
+	FloatNoise bool
 }
 
 // PTRPaperCorruptions are the seven corruption settings of Table 1.
@@ -147,7 +150,7 @@ func (t PTRTable) Grid() (*Grid, error) {
 					cfg.Corruption, cfg.CorruptionRatio = c.Kind, c.Ratio
 					cfg.DynamicF = m == "tsgd-ptr"
 					cfg.Steps = t.Steps
-					cfg.SecureNoise = t.SecureNoise
+					cfg.FloatNoise = t.FloatNoise
 					if m != "tsgd-ptr" {
 						cfg.Accountant = t.Accountant
 					}
@@ -158,6 +161,9 @@ func (t PTRTable) Grid() (*Grid, error) {
 					}
 					if cfg.Accountant != "" {
 						method += " (" + cfg.Accountant + ")"
+					}
+					if cfg.FloatNoise {
+						method += " [float noise]"
 					}
 					g.Cells = append(g.Cells, Cell{
 						Row:       []string{cfg.Dataset, strconv.FormatFloat(eps, 'g', -1, 64), c.Kind, strconv.FormatFloat(c.Ratio, 'g', -1, 64), method},

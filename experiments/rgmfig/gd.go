@@ -42,7 +42,10 @@ type GDSummary struct {
 	Bias    float64        `json:"bias,omitempty"`
 	MuReg   float64        `json:"mu_reg"`
 	Config  ridgegd.Config `json:"config"`
-	Runs    []GDRun        `json:"runs"`
+	// Noise states what the gradient noise is (ridgegd.NoiseStatement):
+	// float noise, not floating-point safe.
+	Noise string  `json:"noise"`
+	Runs  []GDRun `json:"runs"`
 }
 
 // GDRun is one run's outcome: the error that stopped it (a rejected PTR
@@ -89,6 +92,9 @@ func RunGD(data *ridgegd.Data, dataset string, cfg GDConfig, done func(GDRun, []
 	}
 	if cfg.Split == string(ridgegd.SplitBias) {
 		res.Summary.Bias = cfg.Bias
+	}
+	if cfg.GD.Method != ridgegd.MethodNone {
+		res.Summary.Noise = ridgegd.NoiseStatement
 	}
 	for r := 0; r < cfg.Runs; r++ {
 		s := cfg.Seed + uint64(r)

@@ -17,4 +17,16 @@
 //
 // Everything stochastic takes an explicit seed; runs are bit-for-bit
 // reproducible.
+//
+// The noise is float64 Gaussian noise (NoiseStatement): unlike privtrain's
+// training releases (aggregate.Config.Secure) it is not floating-point safe,
+// and cannot be made an exact post-processing on a fixed grid the way the
+// secure sum is, because the Relative Gaussian Mechanism's noise scale
+// depends on the gradient's norm. Its guarantee holds over the reals only,
+// not against floating-point attacks (Mironov, CCS 2012); and the noise is
+// derived from the public seed, so the runs are experiments, not releases.
 package ridgegd
+
+// NoiseStatement is what rgm-gd says of its noise, on the console and in
+// its summary.json.
+const NoiseStatement = "float noise, NOT floating-point safe: float64 Gaussian noise (rgm's scale σ·(R_rel + η‖g‖) depends on the gradient, so it cannot be released exactly on a fixed grid as privtrain's secure sum is; clip's noise is float64 as well); the RDP guarantee holds over the reals only, not against floating-point attacks (Mironov, CCS 2012), and the noise derives from the public --seed: an experiment, not a release"

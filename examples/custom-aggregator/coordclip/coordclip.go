@@ -34,7 +34,11 @@ func init() {
 				return nil, fmt.Errorf("unknown option %q (only %q)", k, OptionC)
 			}
 		}
-		return New(cfg.Sigma, cfg.ClipNorm, c)
+		a, err := New(cfg.Sigma, cfg.ClipNorm, c)
+		if err != nil || !cfg.Secure {
+			return a, err
+		}
+		return a, a.makeSecure()
 	})
 }
 
@@ -59,10 +63,62 @@ func init() {
 // privacy.Gaussian{Sigma: σ}; the accountant composes its Poisson-subsampled
 // version with the MTZ19 bound. When c√P < R the rule adds less noise than
 // DP-SGD's sum for the same guarantee.
+//
+// Secure release (aggregate.Config.Secure, privtrain's default): the
+// coordinate-clipped rows are released through privtrain's secure sum
+// (aggregate rule "sum" with Config.Secure) configured with clip norm
+// Δ' = Δ·(1 + 1e-9) ≥ every clipped row's norm: exact integer sums on a
+// power-of-two grid with exactly sampled noise of standard deviation σΔ',
+// the floating-point-safe post-processing of the Gaussian mechanism with
+// multiplier σ at sensitivity Δ' ≥ Δ. The rule then still reports
+// privacy.Gaussian{σ}, and checks that the secure sum reports exactly that.
+// Without Config.Secure the rule adds float noise, whose guarantee does not
+// hold against floating-point attacks (Mironov, CCS 2012).
 type Sum struct {
 	sigma, r, c float64
 	cf          float32 // c rounded down to float32, so |clip| ≤ c exactly
+
+	secure bool
+	inner  aggregate.Aggregator // the secure sum at Δ'(innerP)
+	innerP int
+	rows   []float32
+	norms  []float64
 }
+
+// secureSlack is the relative margin of Δ' over Δ: it covers the float64
+// rounding of the clipped rows' measured norms.
+const secureSlack = 1e-9
+
+// makeSecure switches the rule to the secure release (σ > 0 only), building
+// the secure sum once at Δ = R to surface configuration errors now.
+func (a *Sum) makeSecure() error {
+	if !(a.sigma > 0) {
+		return errors.New("the secure release needs σ > 0")
+	}
+	a.secure = true
+	return a.secureSum(0)
+}
+
+// secureSum makes a.inner the secure sum for dimension p (p = 0: at R).
+func (a *Sum) secureSum(p int) error {
+	if a.inner != nil && a.innerP == p {
+		return nil
+	}
+	d := a.r * (1 + normSlack)
+	if p > 0 {
+		d = a.Sensitivity(p)
+	}
+	inner, err := aggregate.New("sum", aggregate.Config{Sigma: a.sigma, ClipNorm: d * (1 + secureSlack), Secure: true})
+	if err != nil {
+		return fmt.Errorf("secure release: %w", err)
+	}
+	a.inner, a.innerP = inner, p
+	return nil
+}
+
+// SecureRelease reports whether the release is floating-point safe
+// (aggregate.SecureReleaser): true when built with Config.Secure.
+func (a *Sum) SecureRelease() bool { return a.secure }
 
 // New returns the rule with noise multiplier σ ≥ 0 (0: exact, non-private),
 // L2 bound R (> 0 when σ > 0) and coordinate bound c > 0.
@@ -125,6 +181,9 @@ func (a *Sum) Aggregate(g aggregate.Grads, rng *rand.Rand, out []float32) (aggre
 			return aggregate.Report{}, errors.New(Name + ": nil random generator for a noisy rule")
 		}
 	}
+	if private && a.secure {
+		return a.aggregateSecure(g, rng, out)
+	}
 	clear(out)
 	for i := 0; i < g.M; i++ {
 		for j, v := range g.G[i*g.P : (i+1)*g.P] {
@@ -144,4 +203,33 @@ func (a *Sum) Aggregate(g aggregate.Grads, rng *rand.Rand, out []float32) (aggre
 		out[j] += float32(std * rng.NormFloat64())
 	}
 	return aggregate.Report{Mechanism: privacy.Gaussian{Sigma: a.sigma}}, nil
+}
+
+// aggregateSecure releases the coordinate-clipped rows through the secure
+// sum at Δ'(P) (see Sum).
+func (a *Sum) aggregateSecure(g aggregate.Grads, rng *rand.Rand, out []float32) (aggregate.Report, error) {
+	if err := a.secureSum(g.P); err != nil {
+		return aggregate.Report{}, fmt.Errorf("%s: %w", Name, err)
+	}
+	a.rows = append(a.rows[:0], g.G...)
+	a.norms = a.norms[:0]
+	for i := 0; i < g.M; i++ {
+		var s float64
+		row := a.rows[i*g.P : (i+1)*g.P]
+		for j, v := range row {
+			v = max(-a.cf, min(a.cf, v))
+			row[j] = v
+			s += float64(v) * float64(v)
+		}
+		a.norms = append(a.norms, math.Sqrt(s))
+	}
+	cn := a.inner.(aggregate.Clipping).ClipNorm()
+	rep, err := a.inner.Aggregate(aggregate.Grads{G: a.rows, Norms: a.norms, M: g.M, P: g.P, ClipNorm: cn}, rng, out)
+	if err != nil {
+		return aggregate.Report{}, fmt.Errorf("%s: %w", Name, err)
+	}
+	if want := a.Mechanism(); rep.Mechanism != want {
+		return aggregate.Report{}, fmt.Errorf("%s: the secure sum reports the mechanism %v, not the planned %v", Name, rep.Mechanism, want)
+	}
+	return rep, nil
 }

@@ -1,0 +1,40 @@
+package aggregate
+
+// SecureReleaser is implemented by rules that have a floating-point-safe
+// release (Config.Secure): a release computed without floating point in
+// anything its privacy proof covers, so that it is exactly a post-processing
+// of the mechanism it reports (see secureRelease). Float noise added to a
+// float aggregate is not: its low-order bits leak the data (Mironov, "On
+// significance of the least significant bits for differential privacy",
+// CCS 2012).
+//
+// New asks the rule: with Config.Secure it returns the rule only if the
+// rule implements SecureReleaser and SecureRelease reports true, and
+// refuses otherwise (a rule that ignores Config.Secure would release float
+// noise under a secure label). sum, tsum and ptr-tsum implement it; a rule
+// registered by another package may, e.g. by releasing through the secure
+// sum (examples/custom-aggregator's coord-clipped-sum does).
+type SecureReleaser interface {
+	// SecureRelease reports whether every noisy release of this instance
+	// is floating-point safe.
+	SecureRelease() bool
+}
+
+// IsSecure reports whether a releases floating-point-safe noise
+// (SecureReleaser).
+func IsSecure(a Aggregator) bool {
+	s, ok := a.(SecureReleaser)
+	return ok && s.SecureRelease()
+}
+
+// SecureRelease reports whether the release is floating-point safe
+// (Config.Secure).
+func (a *Sum) SecureRelease() bool { return a.sec != nil }
+
+// SecureRelease reports whether the release is floating-point safe
+// (Config.Secure).
+func (a *TSum) SecureRelease() bool { return a.sec != nil }
+
+// SecureRelease reports whether the PTR test and the release are
+// floating-point safe (Config.Secure).
+func (a *PTRTSum) SecureRelease() bool { return a.sec != nil }
