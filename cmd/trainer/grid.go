@@ -129,6 +129,11 @@ func writeSlurm(name string, fs *flag.FlagSet, g *grid.Grid, m *gridModes, stdou
 	if err != nil {
 		return err
 	}
+	if fi, err := os.Stat(trainer); err != nil {
+		return usagef("--trainer: %w", err)
+	} else if !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
+		return usagef("--trainer %s: not an executable file", trainer)
+	}
 	out, err := filepath.Abs(m.out)
 	if err != nil {
 		return err
@@ -157,6 +162,9 @@ func writeSlurm(name string, fs *flag.FlagSet, g *grid.Grid, m *gridModes, stdou
 		Trainer: trainer, Args: args, Concurrency: m.concurrency,
 		Partition: m.partition, Account: m.account, Extra: m.options,
 	})
+	if errors.Is(err, grid.ErrUnsafeValue) {
+		return usageError{err}
+	}
 	if err != nil {
 		return err
 	}
