@@ -21,6 +21,7 @@ import (
 	"github.com/privtrain/privtrain/internal/fileutil"
 	"github.com/privtrain/privtrain/model"
 	"github.com/privtrain/privtrain/privacy"
+	"github.com/privtrain/privtrain/randstream"
 )
 
 // TrainConfig is everything that defines a training run. It is written,
@@ -97,14 +98,26 @@ type TrainConfig struct {
 	// PDP configures the personalized-DP methods (pdp-*).
 	PDP PDPConfig `json:"pdp,omitempty" yaml:"pdp,omitempty"`
 
-	// Seed is the public seed: model initialization, the corruption plan
-	// (the attacker's choice) and non-private batches. The privacy
-	// randomness (noise, Poisson sampling, PTR test) is secret, drawn from
-	// the OS and kept in the run's private/noise.key, unless
-	// ReproducibleNoise derives it from Seed too (`--seed N`): the guarantee
-	// of such a run holds only while the seed is kept secret.
-	Seed              uint64 `json:"seed" yaml:"seed"`
-	ReproducibleNoise bool   `json:"reproducible_noise,omitempty" yaml:"reproducible_noise,omitempty"`
+	// Seed is the public seed (`--seed`): model initialization, the
+	// corruption plan (the attacker's choice), non-private batches. It need
+	// not be secret and is published in config.json; nothing private is
+	// derived from it. The privacy randomness (noise, Poisson sampling, PTR
+	// test) has its own secret key (release.go, privacyKey): drawn from the
+	// OS, or NoiseKey, kept in the run's private/noise.key.
+	Seed uint64 `json:"seed" yaml:"seed"`
+	// NoiseKey, when set, is the secret key of a new private run's privacy
+	// randomness instead of one drawn from the OS (`--noise-key-file`): runs
+	// given the same key and seed are bit-identical. Never written to a
+	// release-safe file (only to private/noise.key).
+	NoiseKey *randstream.Key `json:"-" yaml:"-"`
+	// NoiseKeySource records where the key came from: "" drawn from the OS,
+	// "supplied" given as NoiseKey. Set by Train; not a secret.
+	NoiseKeySource string `json:"noise_key_source,omitempty" yaml:"noise_key_source,omitempty"`
+	// ReproducibleNoise marks a run started before the seeds were split,
+	// whose privacy randomness derives from Seed (which is then a secret,
+	// and its config.json operator-only). Such runs still resume; new runs
+	// with it are refused (a uint64 seed is guessable: use NoiseKey).
+	ReproducibleNoise bool `json:"reproducible_noise,omitempty" yaml:"reproducible_noise,omitempty"`
 	// SecureNoise makes the private aggregate floating-point safe: exact
 	// integer sums on a power-of-two grid plus discrete Gaussian noise and a
 	// discrete-Laplace PTR test (aggregate.Secure).
@@ -469,6 +482,15 @@ func (c *TrainConfig) validateNames() error {
 		return bad("a rule (%s) applies only to nonprivate-robust, not %s", c.Rule, c.Method)
 	case c.Corruption != "" && !contains(corruption.Kinds(), c.Corruption):
 		return bad("unknown corruption %q (known: %s)", c.Corruption, strings.Join(corruption.Kinds(), ", "))
+	case c.NoiseKey != nil && !c.Private() && !contains(pdpMethods(), c.Method):
+		return bad("a noise key is for private methods; %s adds no noise", c.Method)
+	case c.NoiseKeySource != "" && c.NoiseKeySource != noiseKeySupplied:
+		return bad("unknown noise_key_source %q (known: %s)", c.NoiseKeySource, noiseKeySupplied)
+	}
+	if c.NoiseKey != nil {
+		if err := CheckNoiseKey(*c.NoiseKey); err != nil {
+			return bad("noise key: %v", err)
+		}
 	}
 	if err := privacy.SubsampleBound(c.Bound).Validate(); err != nil {
 		return bad("%v", err)

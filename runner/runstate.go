@@ -332,6 +332,7 @@ func prepareRunDir(cfg *TrainConfig, resume bool) (*resumePlan, error) {
 			return fail(err)
 		}
 	}
+	cfg.NoiseKeySource = stored.NoiseKeySource // where the stored run's key came from
 	changes, err := resumeChanges(stored, *cfg)
 	if err != nil {
 		return fail(err)

@@ -164,6 +164,15 @@ func setupTrain(ctx context.Context, cfg TrainConfig, opt Options, run *func() (
 	if cfg.Out == "" {
 		return nil, errors.New("invalid configuration: an output directory is required")
 	}
+	if !opt.Resume {
+		if cfg.ReproducibleNoise {
+			return nil, errLegacyReproducible
+		}
+		cfg.NoiseKeySource = ""
+		if cfg.NoiseKey != nil {
+			cfg.NoiseKeySource = noiseKeySupplied
+		}
+	}
 	if cfg.DataDir != "" {
 		// Stored absolute, so the run resumes from any working directory.
 		abs, err := filepath.Abs(cfg.DataDir)
@@ -241,7 +250,7 @@ func buildJob(cfg TrainConfig, resume *checkpoint) (*sgdJob, error) {
 	j.corrupted = n
 
 	var sampler optim.Sampler
-	var key randstream.Key // privacy randomness: secret unless ReproducibleNoise
+	var key randstream.Key // privacy randomness: secret (privacyKey)
 	if cfg.Private() {
 		if key, err = privacyKey(cfg, resume != nil); err != nil {
 			return nil, err

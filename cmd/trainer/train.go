@@ -52,9 +52,6 @@ func runTrainFrom(args []string, base runner.TrainConfig, stdout, stderr io.Writ
 		// first free runs/default, runs/default-2, ….
 		cfg.Out = freeRunDir(cfg.Out)
 	}
-	if cfg.ReproducibleNoise && !resume {
-		fmt.Fprintf(stderr, "WARNING: --seed %d makes the privacy noise reproducible: the guarantee holds only while the seed is kept secret\n", cfg.Seed)
-	}
 	// SIGTERM (kill, Slurm, systemd) checkpoints like Ctrl-C.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -94,7 +91,7 @@ func runTrainFrom(args []string, base runner.TrainConfig, stdout, stderr io.Writ
 			fmt.Fprintf(stdout, "privacy randomness: %s\n", sum.PrivacyRandomness)
 		}
 		if cfg.ReproducibleNoise {
-			fmt.Fprintln(stdout, "WARNING: reproducible run (--seed): anyone who knows the seed can regenerate the noise; the guarantee holds only while the seed is kept secret")
+			fmt.Fprintln(stdout, "WARNING: this run started before privtrain split its seeds: its noise derives from the seed in config.json; anyone who knows the seed can regenerate the noise, so config.json is operator-only")
 		}
 	} else {
 		fmt.Fprintln(stdout, "privacy: none (non-private method)")
@@ -105,7 +102,7 @@ func runTrainFrom(args []string, base runner.TrainConfig, stdout, stderr io.Writ
 	if sum.PTRTests > 0 {
 		fmt.Fprintf(stdout, "PTR tests passed: %d of %d (%.1f%%), final F = %d\n", sum.PTRPassed, sum.PTRTests, 100*sum.PTRPassRate, sum.FinalF)
 	}
-	fmt.Fprintf(stdout, "run directory: %s (release-safe: everything but state.json and private/, which is operator-only)\n", cfg.Out)
+	fmt.Fprintf(stdout, "run directory: %s (%s)\n", cfg.Out, runner.ReleaseSafety(cfg))
 	return 0
 }
 
@@ -170,8 +167,12 @@ func parseTrainFlagsFrom(args []string, base runner.TrainConfig, stderr io.Write
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if set["seed"] {
-		cfg.ReproducibleNoise = true // asked for reproducibility
+	if path := fs.Lookup("noise-key-file").Value.String(); path != "" {
+		k, err := runner.ReadNoiseKeyFile(path)
+		if err != nil {
+			return cfg, false, err
+		}
+		cfg.NoiseKey = &k
 	}
 	if path := fs.Lookup("model-file").Value.String(); path != "" {
 		nw, err := model.ReadNetworkFile(path)
@@ -238,7 +239,8 @@ func trainFlagSet(cfg *runner.TrainConfig, preset, config string, stderr io.Writ
 	fs.Float64Var(&cfg.CenteredClipRadius, "cc-radius", cfg.CenteredClipRadius, "radius ρ of the centered-clip rule")
 	fs.StringVar(&cfg.Corruption, "corruption", cfg.Corruption, alternatives(corruption.Kinds()))
 	fs.Float64Var(&cfg.CorruptionRatio, "corruption-ratio", cfg.CorruptionRatio, "fraction of training examples corrupted (none: 0; train defaults to no corruption, the default job to label-flip 0.1)")
-	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "make the run reproducible from this seed; the privacy noise then derives from it too and the guarantee assumes the seed stays SECRET (default: public seed 1 for initialization and corruption, secret noise from the OS)")
+	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "public seed (published in config.json): model initialization, corruption plan, non-private batches; the privacy noise never derives from it")
+	fs.String("noise-key-file", "", "secret key of the privacy noise and sampling (64 hex digits, mode 0600; e.g. an earlier run's private/noise.key): with the same --seed the run is bit-identical (default: a fresh key from the OS)")
 	fs.BoolVar(&cfg.SecureNoise, "secure-noise", cfg.SecureNoise, "floating-point-safe noise: exact integer sums on a power-of-two grid, discrete Gaussian noise, discrete-Laplace PTR test")
 	fs.StringVar(&cfg.Out, "out", cfg.Out, "run directory")
 	fs.IntVar(&cfg.CheckpointEvery, "checkpoint-every", cfg.CheckpointEvery, "checkpoint every N steps (0: only at the end)")
