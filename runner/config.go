@@ -403,6 +403,9 @@ func (c *TrainConfig) validate() error {
 	if c.TargetEpsilon < 0 || !finite(c.TargetEpsilon) {
 		return bad("target ε must be finite and > 0, got %v", c.TargetEpsilon)
 	}
+	if c.TargetEpsilon > MaxTargetEpsilon {
+		return bad("target ε = %v is above %v, where a guarantee means nothing (e^ε bounds the likelihood ratio)", c.TargetEpsilon, MaxTargetEpsilon)
+	}
 	if c.Method == "tsgd-gaussian" || c.Method == "tsgd-ptr" {
 		if !(c.TrimFraction >= 0 && c.TrimFraction < 0.5) {
 			return bad("trim fraction F/batch must be in [0, 0.5), got %v", c.TrimFraction)
@@ -457,6 +460,12 @@ func (c *TrainConfig) aggregateConfig(expected float64) aggregate.Config {
 	}
 	return ac
 }
+
+// MaxTargetEpsilon is the largest target ε accepted (train, grids, account
+// sigma). At ε = 100 the likelihood ratio e^ε ≈ 2.7·10⁴³ bounds nothing;
+// larger targets only make the accountant's budget search (more steps,
+// smaller σ) arbitrarily expensive.
+const MaxTargetEpsilon = 100
 
 // minSigma is the smallest noise multiplier accepted: below it one step's
 // RDP α/(2σ²) exceeds 10^6 at α = 2 and the run is private in name only.

@@ -358,7 +358,13 @@ func (j *sgdJob) planLength() error {
 	}
 	if j.cfg.TargetEpsilon > 0 {
 		t0 := time.Now()
-		b, err := j.acct.MaxSteps(j.trainer.StepMechanism(), j.cfg.TargetEpsilon, j.cfg.Delta, math.MaxInt32)
+		// The search never looks past the configured length (--steps or
+		// --epochs): its cost grows with the number of steps it may try.
+		search := math.MaxInt32
+		if limit < math.MaxInt {
+			search = max(min(limit-j.acct.Steps(), search), 0)
+		}
+		b, err := j.acct.MaxSteps(j.trainer.StepMechanism(), j.cfg.TargetEpsilon, j.cfg.Delta, search)
 		j.acctTime += time.Since(t0)
 		if err != nil {
 			return err
@@ -420,14 +426,14 @@ func (j *sgdJob) base() *runBase       { return j.runBase }
 func (j *sgdJob) current() model.Model { return j.model }
 
 // begin stops the run when the next step would exceed the target ε.
-func (j *sgdJob) begin(int, *runLogs) (string, error) {
+func (j *sgdJob) begin(step int, _ *runLogs) (string, error) {
 	if j.cfg.TargetEpsilon <= 0 {
 		return "", nil
 	}
 	// planLength already stops inside the budget; this re-check makes the
-	// guarantee independent of that plan.
+	// guarantee independent of that plan (looking no further than its end).
 	t0 := time.Now()
-	ok, err := j.trainer.NextStepFits(j.cfg.TargetEpsilon)
+	ok, err := j.trainer.NextStepFitsWithin(j.cfg.TargetEpsilon, j.until-step)
 	j.acctTime += time.Since(t0)
 	if err != nil || ok {
 		return "", err

@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/privtrain/privtrain/privacy"
+	"github.com/privtrain/privtrain/runner"
 )
 
 // accountUsage is the one-screen help of `trainer account`.
@@ -258,11 +259,17 @@ func checkSteps(f accountFlags) error {
 	if err := need(f, "this subcommand", "steps"); err != nil {
 		return err
 	}
-	if f.steps < 1 {
-		return usagef("--steps must be ≥ 1, got %d", f.steps)
+	if f.steps < 1 || f.steps > maxAccountSteps {
+		return usagef("--steps must be in [1, %d], got %d", maxAccountSteps, f.steps)
 	}
 	return nil
 }
+
+// maxAccountSteps is the most compositions `account` accepts: far more than
+// any training run here, and with the PLD accountant already about 20 s and
+// 0.6 GB (Gaussian, q = 0.01, 10⁶ steps, measured). Larger counts would run
+// for minutes at gigabytes.
+const maxAccountSteps = 1_000_000
 
 // accountOutput is a result: its JSON object and a table for people.
 type accountOutput struct {
@@ -493,8 +500,8 @@ func accountSigma(f accountFlags) (accountOutput, error) {
 	if !(f.q > 0 && f.q <= 1) {
 		return accountOutput{}, usagef("--q must be in (0, 1], got %v", f.q)
 	}
-	if !(f.target > 0) || math.IsInf(f.target, 0) {
-		return accountOutput{}, usagef("--target-epsilon must be finite and > 0, got %v", f.target)
+	if !(f.target > 0 && f.target <= runner.MaxTargetEpsilon) {
+		return accountOutput{}, usagef("--target-epsilon must be in (0, %v], got %v", runner.MaxTargetEpsilon, f.target)
 	}
 	if f.accountant == privacy.KindPLD {
 		return accountSigmaPLD(f)

@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"text/tabwriter"
 
+	"github.com/privtrain/privtrain/internal/fileutil"
 	"github.com/privtrain/privtrain/privacy"
 )
 
@@ -75,10 +75,14 @@ type historyEntry struct {
 	Steps *int     `json:"steps"`
 }
 
+// maxHistoryBytes bounds a --history file (a history of 10⁴ entries is
+// about 0.6 MB).
+const maxHistoryBytes = 4 << 20
+
 // readHistory parses and validates a --history file into mechanisms and
 // counts. Every problem is a usage error.
 func readHistory(path string) ([]privacy.Mechanism, []int, []historyEntry, error) {
-	data, err := os.ReadFile(path)
+	data, err := fileutil.ReadRegularMax(path, maxHistoryBytes)
 	if err != nil {
 		return nil, nil, nil, usagef("--history: %v", err)
 	}
@@ -96,12 +100,16 @@ func readHistory(path string) ([]privacy.Mechanism, []int, []historyEntry, error
 	}
 	var mechs []privacy.Mechanism
 	var counts []int
+	total := 0
 	for i, e := range entries {
 		m, n, err := e.mechanism()
 		if err != nil {
 			return nil, nil, nil, usagef("--history %s: entry %d: %v", path, i, err)
 		}
 		mechs, counts = append(mechs, m), append(counts, n)
+		if total += n; total > maxAccountSteps {
+			return nil, nil, nil, usagef("--history %s: more than %d steps in all (the most `account` composes)", path, maxAccountSteps)
+		}
 	}
 	return mechs, counts, entries, nil
 }

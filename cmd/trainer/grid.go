@@ -175,6 +175,14 @@ func writeSlurm(name string, fs *flag.FlagSet, g *grid.Grid, m *gridModes, stdou
 	return nil
 }
 
+// asUsage marks a parse error as bad input (exit 2), keeping flag.ErrHelp.
+func asUsage(err error) error {
+	if errors.Is(err, flag.ErrHelp) {
+		return err
+	}
+	return usageError{err}
+}
+
 func parseFloats(s, what string) ([]float64, error) {
 	var v []float64
 	for _, f := range strings.Split(s, ",") {
@@ -196,6 +204,9 @@ func parseSeeds(s string) ([]uint64, error) {
 			if err1 != nil || err2 != nil || hi < lo {
 				return nil, fmt.Errorf("seed range %q: want LO-HI", f)
 			}
+			if hi-lo >= grid.MaxCells || len(v)+int(hi-lo) >= grid.MaxCells {
+				return nil, fmt.Errorf("seed range %q: more than %d seeds (a grid has at most %d cells)", f, grid.MaxCells, grid.MaxCells)
+			}
 			for x := lo; x <= hi; x++ {
 				v = append(v, x)
 			}
@@ -213,7 +224,7 @@ func parseSeeds(s string) ([]uint64, error) {
 func runPTRTable(args []string, stdout, stderr io.Writer) error {
 	g, fs, m, err := parsePTRTable(args, stderr)
 	if err != nil {
-		return err
+		return asUsage(err)
 	}
 	return runGrid("ptr-table", fs, g, m, stdout, stderr)
 }
@@ -281,7 +292,7 @@ func parsePTRTable(args []string, stderr io.Writer) (*grid.Grid, *flag.FlagSet, 
 func runPDPTable(args []string, stdout, stderr io.Writer) error {
 	g, fs, m, err := parsePDPTable(args, stderr)
 	if err != nil {
-		return err
+		return asUsage(err)
 	}
 	return runGrid("pdp-table", fs, g, m, stdout, stderr)
 }

@@ -130,6 +130,9 @@ func (t PTRTable) Grid() (*Grid, error) {
 	if t.Steps < 0 {
 		return nil, fmt.Errorf("ptr-table: steps must be ≥ 0, got %d", t.Steps)
 	}
+	if err := checkSize("ptr-table", len(t.Epsilons), len(t.Corruptions), len(t.Methods), len(t.Seeds)); err != nil {
+		return nil, err
+	}
 	g := &Grid{Name: "ptr-table", Columns: []string{"dataset", "ε", "corruption", "CR", "method"}}
 	for _, eps := range t.Epsilons {
 		for _, c := range t.Corruptions {

@@ -118,6 +118,24 @@ func ReadRegular(path string) ([]byte, error) {
 	return os.ReadFile(path)
 }
 
+// ReadRegularMax reads a whole regular file of at most max bytes: larger
+// files are refused without being read (also one that grows while read).
+func ReadRegularMax(path string, max int64) ([]byte, error) {
+	f, err := OpenRegular(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > max {
+		return nil, fmt.Errorf("%s is larger than %d bytes", path, max)
+	}
+	return data, nil
+}
+
 // OpenRegular opens a file for reading after RequireRegular.
 func OpenRegular(path string) (*os.File, error) {
 	if err := RequireRegular(path); err != nil {
