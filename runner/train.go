@@ -369,6 +369,17 @@ func (j *sgdJob) planLength() error {
 		if err != nil {
 			return err
 		}
+		if b == 0 && j.acct.Steps() > 0 {
+			// A resume whose target lies below what was already spent
+			// would "finish" at once, reporting a budget the run exceeds.
+			g, err := j.acct.EpsilonFor(j.cfg.Delta)
+			if err != nil {
+				return err
+			}
+			if g.Epsilon > j.cfg.TargetEpsilon {
+				return fmt.Errorf("resume %s: target ε = %v is below the ε already spent (%.6g at δ = %g after %d steps): a run cannot be shortened", j.cfg.Out, j.cfg.TargetEpsilon, g.Epsilon, j.cfg.Delta, j.acct.Steps())
+			}
+		}
 		if b == 0 && j.acct.Steps() == 0 {
 			one := j.acct.CloneAccountant()
 			if err := one.Compose(j.trainer.StepMechanism(), 1); err != nil {
