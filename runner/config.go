@@ -320,6 +320,9 @@ func (c *TrainConfig) validate() error {
 	if err := c.validateNames(); err != nil {
 		return err
 	}
+	if err := c.validateScale(); err != nil {
+		return err
+	}
 	if contains(pdpMethods(), c.Method) {
 		return c.validatePDP()
 	}
@@ -466,6 +469,36 @@ func (c *TrainConfig) aggregateConfig(expected float64) aggregate.Config {
 // larger targets only make the accountant's budget search (more steps,
 // smaller σ) arbitrarily expensive.
 const MaxTargetEpsilon = 100
+
+// maxScale bounds σ, R, the learning rates and ρ, and maxStepScale the
+// product lr·max(σ, 1)·max(R, 1), which scales one step's update (clipped
+// gradients ≤ R, noise of standard deviation σR, times lr). No setting of
+// the papers comes near (their largest product is below 100); far larger
+// values overflow the float32 parameters (largest 3.4·10³⁸) in the first
+// step or two, and the run would fail after writing its directory.
+const (
+	maxScale     = 1e6
+	maxStepScale = 1e6
+)
+
+// validateScale refuses magnitudes that cannot train (see maxScale).
+func (c *TrainConfig) validateScale() error {
+	for _, v := range []struct {
+		name string
+		x    float64
+	}{{"noise multiplier σ", c.Sigma}, {"clipping norm R", c.ClipNorm}, {"learning rate", c.LR},
+		{"learning rate after a failed PTR test", c.LRFail}, {"learning rate after a passed PTR test", c.LRPass},
+		{"centered-clip radius ρ", c.CenteredClipRadius}} {
+		if v.x > maxScale {
+			return fmt.Errorf("invalid configuration: %s = %v is above %g: float32 parameters would overflow", v.name, v.x, maxScale)
+		}
+	}
+	lr := max(c.LR, c.LRFail, c.LRPass)
+	if p := lr * max(c.Sigma, 1) * max(c.ClipNorm, 1); p > maxStepScale {
+		return fmt.Errorf("invalid configuration: lr·max(σ,1)·max(R,1) = %.3g is above %g: one step's update would overflow float32 parameters", p, float64(maxStepScale))
+	}
+	return nil
+}
 
 // minSigma is the smallest noise multiplier accepted: below it one step's
 // RDP α/(2σ²) exceeds 10^6 at α = 2 and the run is private in name only.

@@ -90,3 +90,42 @@ func TestNoiseKeyFileCLI(t *testing.T) {
 		}
 	}
 }
+
+// TestTrainRefusesOverflowingScales: magnitudes that overflow the float32
+// parameters in the first steps (they used to pass validation and fail at
+// step 1 with a half-written run directory) are refused before anything
+// is written; the largest accepted product trains.
+func TestTrainRefusesOverflowingScales(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--sigma", "1e308"}, "σ = 1e+308 is above 1e+06"},
+		{[]string{"--sigma", "1e300"}, "σ = 1e+300 is above"},
+		{[]string{"--clip", "1e308"}, "clipping norm R = 1e+308 is above"},
+		{[]string{"--lr", "1e308"}, "learning rate = 1e+308 is above"},
+		{[]string{"--method", "tsgd-ptr", "--lr-fail", "1e308"}, "failed PTR test = 1e+308"},
+		{[]string{"--method", "tsgd-ptr", "--lr-pass", "2e6"}, "passed PTR test = 2e+06"},
+		{[]string{"--lr", "1000", "--clip", "1000", "--sigma", "10"}, "lr·max(σ,1)·max(R,1) = 1e+07"},
+		{[]string{"--method", "nonprivate-robust", "--rule", "centered-clip", "--cc-radius", "1e9"}, "ρ = 1e+09"},
+	} {
+		var so, se bytes.Buffer
+		out := filepath.Join(dir, "r")
+		code := dispatch(append([]string{"train", "--model", "logreg", "--steps", "2", "--target-epsilon", "0", "--out", out}, c.args...), &so, &se)
+		if code != 2 || !strings.Contains(se.String(), c.want) || strings.Count(se.String(), "\n") != 1 {
+			t.Errorf("%v: exit %d %q, want one line with %q", c.args, code, se.String(), c.want)
+		}
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Errorf("%v: refused but left %s", c.args, out)
+		}
+	}
+	if testing.Short() {
+		return
+	}
+	var so, se bytes.Buffer
+	if code := dispatch([]string{"train", "--method", "dpsgd", "--model", "logreg", "--steps", "3", "--lr", "1e6", "--sigma", "1", "--clip", "1",
+		"--target-epsilon", "0", "--out", filepath.Join(dir, "max")}, &so, &se); code != 0 {
+		t.Errorf("the largest accepted step scale: exit %d %s", code, se.String())
+	}
+}
