@@ -223,8 +223,17 @@ func LoadConfigFile(path string, c *TrainConfig) error {
 		return fmt.Errorf("config file: %w", err)
 	}
 	fail := func(err error) error { return fmt.Errorf("config file %s: %w", path, err) }
+	if len(bytes.TrimSpace(data)) == 0 {
+		return fail(errors.New("the file is empty (want one configuration object)"))
+	}
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".json":
+		if b := bytes.TrimSpace(data); b[0] != '{' {
+			return fail(errors.New("want a JSON object ({\"method\": …}), not " + describeJSON(b)))
+		}
+		if err := CheckDuplicateJSONKeys(data); err != nil {
+			return fail(err)
+		}
 		if err := checkJSONKeys(data, reflect.TypeOf(*c), ""); err != nil {
 			return fail(err)
 		}
@@ -237,6 +246,13 @@ func LoadConfigFile(path string, c *TrainConfig) error {
 			return fail(errors.New("more than one JSON document (only one configuration per file)"))
 		}
 	case ".yaml", ".yml":
+		var doc yaml.Node
+		if err := yaml.Unmarshal(data, &doc); err != nil {
+			return fail(err)
+		}
+		if len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
+			return fail(errors.New("want a YAML mapping (method: …), not a scalar, list or null"))
+		}
 		dec := yaml.NewDecoder(bytes.NewReader(data))
 		dec.KnownFields(true)
 		if err := dec.Decode(c); err != nil {
@@ -250,6 +266,61 @@ func LoadConfigFile(path string, c *TrainConfig) error {
 		return fmt.Errorf("config file %s: unknown extension (want .json, .yaml or .yml)", path)
 	}
 	return nil
+}
+
+// describeJSON names the kind of the JSON value starting data.
+func describeJSON(data []byte) string {
+	switch data[0] {
+	case '[':
+		return "a list"
+	case 'n':
+		return "null"
+	case '"':
+		return "a string"
+	}
+	return "a number or boolean"
+}
+
+// CheckDuplicateJSONKeys refuses a JSON document in which an object repeats
+// a key (encoding/json keeps the last, so "steps": 2, "steps": 3 ran 3).
+// Malformed JSON is left to the decoder to report.
+func CheckDuplicateJSONKeys(data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var walk func(path string) error
+	walk = func(path string) error {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil // malformed: the decoder reports it
+		}
+		switch tok {
+		case json.Delim('{'):
+			seen := map[string]bool{}
+			for dec.More() {
+				kt, err := dec.Token()
+				if err != nil {
+					return nil
+				}
+				k, _ := kt.(string)
+				if seen[k] {
+					return fmt.Errorf("key %q appears twice", path+k)
+				}
+				seen[k] = true
+				if err := walk(path + k + "."); err != nil {
+					return err
+				}
+			}
+			dec.Token() // '}'
+		case json.Delim('['):
+			for dec.More() {
+				if err := walk(path); err != nil {
+					return err
+				}
+			}
+			dec.Token() // ']'
+		}
+		return nil
+	}
+	return walk("")
 }
 
 // checkJSONKeys checks that every key of the JSON object data is exactly
@@ -322,6 +393,12 @@ func (c *TrainConfig) validate() error {
 	}
 	if err := c.validateScale(); err != nil {
 		return err
+	}
+	if c.CheckpointEvery < 0 || c.EvalEvery < 0 {
+		return bad("checkpoint and evaluation intervals must be ≥ 0 (0: only at the end), got %d and %d", c.CheckpointEvery, c.EvalEvery)
+	}
+	if c.Accountant == "pld" && (c.Conversion == "mironov" || c.AllowUnproven) {
+		return bad("conversion mironov and allow-unproven are options of the RDP accountant; the pld accountant would ignore them (use accountant rdp)")
 	}
 	if contains(pdpMethods(), c.Method) {
 		return c.validatePDP()

@@ -414,6 +414,9 @@ func newAccountant(cfg TrainConfig, step privacy.Mechanism, conv privacy.Convers
 			kind = privacy.KindPLD
 		}
 	}
+	if kind == privacy.KindPLD && resume == nil && (cfg.Conversion == string(privacy.ConversionMironov) || cfg.AllowUnproven) {
+		return nil, fmt.Errorf("invalid configuration: the step of %s is accounted with PLD, which does not use conversion mironov or allow-unproven (RDP options): add accountant rdp to use them", cfg.Method)
+	}
 	if kind == privacy.KindPLD && !privacy.HasPLD(step) {
 		return nil, fmt.Errorf("invalid configuration: method %s has no proven privacy loss distribution (its step is %s); use accountant rdp", cfg.Method, step.Spec().Inner.Kind)
 	}

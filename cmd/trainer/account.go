@@ -216,6 +216,13 @@ func buildMechanism(f accountFlags) (privacy.Mechanism, error) {
 	default:
 		return nil, usagef("unknown --mech %q (want gaussian, laplace, ptr or rgm)", f.mech)
 	}
+	own := map[string][]string{"gaussian": {"sigma"}, "laplace": {"b"}, "ptr": {"sigma1", "tau", "b", "delta0"},
+		"rgm": {"eta", "gamma", "dim", "sigma", "r-rel"}}[f.mech]
+	for _, fl := range []string{"sigma", "b", "sigma1", "tau", "delta0", "eta", "gamma", "dim", "r-rel"} {
+		if f.set[fl] && !contains(own, fl) {
+			return nil, usagef("--%s is not a parameter of --mech %s (its parameters: --%s)", fl, f.mech, strings.Join(own, ", --"))
+		}
+	}
 	if err := m.Validate(); err != nil {
 		return nil, usageError{err}
 	}

@@ -67,13 +67,13 @@ func runGrid(name string, fs *flag.FlagSet, g *grid.Grid, m *gridModes, stdout, 
 		}
 	}
 	if n > 1 {
-		return errors.New("--plan, --cell, --collect and --slurm are exclusive")
+		return usagef("--plan, --cell, --collect and --slurm are exclusive")
 	}
 	if m.jobs < 1 {
-		return fmt.Errorf("--jobs must be ≥ 1, got %d", m.jobs)
+		return usagef("--jobs must be ≥ 1, got %d", m.jobs)
 	}
 	if m.cell >= len(g.Cells) || m.cell < -1 {
-		return fmt.Errorf("--cell %d: the grid has cells 0–%d (see --plan)", m.cell, len(g.Cells)-1)
+		return usagef("--cell %d: the grid has cells 0–%d (see --plan)", m.cell, len(g.Cells)-1)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

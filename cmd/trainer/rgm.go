@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"sort"
 	"strings"
 
 	"github.com/privtrain/privtrain/datasets"
@@ -116,6 +117,21 @@ func (o *rgmOptions) check(extra []string) error {
 		if err := oneOf(c[0], c[1], c[2:]...); err != nil {
 			return err
 		}
+	}
+	// --figure fixes everything but these; --workers only applies to it.
+	figureFlags := map[string]bool{"figure": true, "data-dir": true, "out": true, "iterations": true, "runs": true, "seed": true, "workers": true}
+	var ignored []string
+	for name := range o.set {
+		if o.figure && !figureFlags[name] || !o.figure && name == "workers" {
+			ignored = append(ignored, "--"+name)
+		}
+	}
+	if len(ignored) > 0 {
+		sort.Strings(ignored)
+		if o.figure {
+			return fmt.Errorf("--figure sets %s itself (only --data-dir, --out, --iterations, --runs, --seed and --workers apply)", strings.Join(ignored, ", "))
+		}
+		return errors.New("--workers applies to --figure only")
 	}
 	return nil
 }

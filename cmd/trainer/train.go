@@ -44,7 +44,7 @@ func runTrainFrom(args []string, base runner.TrainConfig, stdout, stderr io.Writ
 		return 0
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "trainer train: %v\n", err)
+		fmt.Fprintf(stderr, "trainer train: %s\n", oneLine(err.Error()))
 		return 2
 	}
 	if args == nil {
@@ -121,6 +121,17 @@ func parseTrainFlagsFrom(args []string, base runner.TrainConfig, stderr io.Write
 	config := pre.String("config", "", "")
 	method := pre.String("method", "", "")
 	_ = pre.Parse(filterFlags(args, "preset", "config", "method"))
+	for _, name := range []string{"preset", "config"} {
+		n := 0
+		for _, a := range filterFlags(args, name) {
+			if f, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); strings.HasPrefix(a, "-") && f == name {
+				n++
+			}
+		}
+		if n > 1 {
+			return runner.TrainConfig{}, false, fmt.Errorf("--%s given twice: one %s per run (flags override it)", name, name)
+		}
+	}
 
 	out, resuming := resumeTarget(args)
 	if resuming {
