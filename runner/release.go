@@ -63,6 +63,10 @@ operator-only too. See the privtrain README, "Run directory".
 // README) when create is set.
 func privateDirPath(out string, create bool) (string, error) {
 	dir := filepath.Join(out, privateDir)
+	if fi, err := os.Lstat(dir); err == nil && !fi.IsDir() {
+		// A symlink would send the noise key (and a chmod) elsewhere.
+		return "", fmt.Errorf("private run files: %s is not a directory (%s): refusing to follow it", dir, fi.Mode().Type())
+	}
 	if !create {
 		return dir, nil
 	}

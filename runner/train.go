@@ -129,6 +129,10 @@ type Options struct {
 	Progress io.Writer
 	// Resume continues the run in cfg.Out from its checkpoint.
 	Resume bool
+	// Foreign names files of the caller's own that the directory of a new
+	// run may already hold (a grid cell's cell.json and .cell.lock); any
+	// other file in a directory holding no run is refused (checkNewRunDir).
+	Foreign []string
 }
 
 // SetupError is an error Train found before its first step: an invalid
@@ -183,20 +187,31 @@ func setupTrain(ctx context.Context, cfg TrainConfig, opt Options, run *func() (
 	}
 	_, statErr := os.Stat(cfg.Out)
 	created := os.IsNotExist(statErr)
+	if !created && !opt.Resume {
+		if err := checkNewRunDir(cfg.Out, opt.Foreign); err != nil {
+			return nil, err
+		}
+	}
 	// One writer per run directory, for the life of this call.
 	lock, err := fileutil.Lock(cfg.Out)
 	if err != nil {
 		return nil, err
 	}
-	defer func() { lock.Release() }() // unless handed over to *run (lock = nil)
 	defer func() {
-		// A directory this call created for a run that failed before
-		// writing its configuration is removed again.
-		if created && err != nil {
+		// A run that failed before writing its configuration leaves
+		// nothing: the directory if this call created it, else the lock
+		// file and what it wrote under private/.
+		if err != nil && lock != nil {
 			if _, serr := os.Stat(filepath.Join(cfg.Out, configFile)); os.IsNotExist(serr) {
-				os.RemoveAll(cfg.Out)
+				if created {
+					os.RemoveAll(cfg.Out)
+				} else if !opt.Resume {
+					os.RemoveAll(filepath.Join(cfg.Out, privateDir))
+				}
+				lock.ReleaseAndRemove()
 			}
 		}
+		lock.Release() // unless handed over to *run (lock = nil)
 	}()
 	if _, err := fileutil.RemoveTemps(cfg.Out); err != nil {
 		return nil, err

@@ -15,6 +15,7 @@ import (
 	"github.com/privtrain/privtrain/aggregate"
 	"github.com/privtrain/privtrain/corruption"
 	"github.com/privtrain/privtrain/datasets"
+	"github.com/privtrain/privtrain/internal/fileutil"
 	"github.com/privtrain/privtrain/model"
 	"github.com/privtrain/privtrain/runner"
 )
@@ -22,23 +23,26 @@ import (
 // runTrain parses `trainer train` flags into a TrainConfig (defaults, then
 // --preset, then --config file, then explicit flags) and runs it.
 func runTrain(args []string, stdout, stderr io.Writer) int {
-	return runTrainFrom(args, runner.TrainDefaults(), stdout, stderr)
+	return runTrainFrom(args, runner.TrainDefaults(), true, stdout, stderr)
 }
 
 // runDefaultJob is `trainer` with no arguments: DefaultConfig (TSGD+PTR on
 // MNIST with 10% flipped labels, ε = 3) in the first free runs/default*.
 func runDefaultJob(stdout, stderr io.Writer) int {
-	return runTrainFrom(nil, runner.DefaultConfig(), stdout, stderr)
+	return runTrainFrom(nil, runner.DefaultConfig(), true, stdout, stderr)
 }
 
 // runDefaultJobWith is `trainer FLAGS`: the default job's configuration with
 // `trainer train` flags on top (e.g. --out, --resume); the run directory is
 // --out (runs/default without it), not the next free one.
 func runDefaultJobWith(args []string, stdout, stderr io.Writer) int {
-	return runTrainFrom(args, runner.DefaultConfig(), stdout, stderr)
+	return runTrainFrom(args, runner.DefaultConfig(), false, stdout, stderr)
 }
 
-func runTrainFrom(args []string, base runner.TrainConfig, stdout, stderr io.Writer) int {
+// runTrainFrom runs `trainer train` args on top of base; with number, a new
+// run given no --out takes the first free directory of its default
+// (runs/default, runs/default-2, …) instead of failing on an earlier run.
+func runTrainFrom(args []string, base runner.TrainConfig, number bool, stdout, stderr io.Writer) int {
 	cfg, resume, err := parseTrainFlagsFrom(args, base, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
@@ -47,9 +51,9 @@ func runTrainFrom(args []string, base runner.TrainConfig, stdout, stderr io.Writ
 		fmt.Fprintf(stderr, "trainer train: %s\n", oneLine(err.Error()))
 		return 2
 	}
-	if args == nil {
-		// The default job never collides with an earlier one: it takes the
-		// first free runs/default, runs/default-2, ….
+	if number && !resume && len(filterFlags(args, "out")) == 0 {
+		// Never collide with an earlier run: take the first free
+		// runs/default, runs/default-2, ….
 		cfg.Out = freeRunDir(cfg.Out)
 	}
 	// SIGTERM (kill, Slurm, systemd) checkpoints like Ctrl-C.
@@ -140,6 +144,11 @@ func parseTrainFlagsFrom(args []string, base runner.TrainConfig, stderr io.Write
 		}
 		stored, err := runner.ReadRunConfig(out)
 		if err != nil {
+			if holder, inUse := fileutil.InUse(out); inUse {
+				// The first process has locked the directory but not yet
+				// written its configuration.
+				return stored, false, fmt.Errorf("resume: run directory %s is in use by %s", out, holder)
+			}
 			return stored, false, fmt.Errorf("resume: %w", err)
 		}
 		cfg, err := parseResumeFlags(args, stored, stderr)
@@ -280,14 +289,15 @@ func filterFlags(args []string, names ...string) []string {
 	return out
 }
 
-// freeRunDir returns dir, or dir-2, dir-3, … : the first that holds no run.
+// freeRunDir returns dir, or dir-2, dir-3, … : the first that is missing
+// or empty (holds neither a run nor anything else).
 func freeRunDir(dir string) string {
 	for i := 1; ; i++ {
 		d := dir
 		if i > 1 {
 			d = fmt.Sprintf("%s-%d", dir, i)
 		}
-		if _, err := os.Stat(filepath.Join(d, "config.json")); os.IsNotExist(err) {
+		if entries, err := os.ReadDir(d); os.IsNotExist(err) || err == nil && len(entries) == 0 {
 			return d
 		}
 	}

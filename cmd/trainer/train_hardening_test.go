@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/privtrain/privtrain/internal/fileutil"
 )
 
 // writeKey writes a noise key file (64 hex digits) with mode perm.
@@ -127,5 +129,56 @@ func TestTrainRefusesOverflowingScales(t *testing.T) {
 	if code := dispatch([]string{"train", "--method", "dpsgd", "--model", "logreg", "--steps", "3", "--lr", "1e6", "--sigma", "1", "--clip", "1",
 		"--target-epsilon", "0", "--out", filepath.Join(dir, "max")}, &so, &se); code != 0 {
 		t.Errorf("the largest accepted step scale: exit %d %s", code, se.String())
+	}
+}
+
+// TestRunDirCLI: `trainer train` without --out numbers its directory like
+// the default job (runs/default was the quick start's and failed with
+// "already holds a run"); --out naming a non-empty directory without a run
+// is refused; rgm-gd refuses an --out that is a file before loading data;
+// a resume of a directory another process has locked but not yet
+// configured says "in use", not "holds no run".
+func TestRunDirCLI(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains on MNIST")
+	}
+	dir := t.TempDir()
+	wd, _ := os.Getwd()
+	if err := os.Chdir(dir); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chdir(wd)
+	args := []string{"train", "--method", "dpsgd", "--model", "logreg", "--steps", "1", "--target-epsilon", "0"}
+	for _, want := range []string{"runs/default", "runs/default-2"} {
+		var so, se bytes.Buffer
+		if code := dispatch(args, &so, &se); code != 0 {
+			t.Fatalf("exit %d: %s", code, se.String())
+		}
+		if !strings.Contains(so.String(), "run directory: "+want+" ") {
+			t.Errorf("want %s:\n%s", want, so.String())
+		}
+	}
+	home := filepath.Join(dir, "home")
+	os.MkdirAll(home, 0o755)
+	os.WriteFile(filepath.Join(home, "notes.txt"), []byte("mine"), 0o644)
+	var so, se bytes.Buffer
+	if code := dispatch(append(args, "--out", home), &so, &se); code != 2 || !strings.Contains(se.String(), "not empty and holds no run") {
+		t.Errorf("--out HOME: exit %d %q", code, se.String())
+	}
+	file := filepath.Join(dir, "file")
+	os.WriteFile(file, nil, 0o644)
+	se.Reset()
+	if code := dispatch([]string{"rgm-gd", "--out", file, "--data-dir", filepath.Join(dir, "none")}, &so, &se); code != 2 || !strings.Contains(se.String(), "not a directory") {
+		t.Errorf("rgm-gd --out FILE: exit %d %q", code, se.String())
+	}
+	starting := filepath.Join(dir, "starting")
+	lock, err := fileutil.Lock(starting)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Release()
+	se.Reset()
+	if code := dispatch([]string{"train", "--resume", "--out", starting}, &so, &se); code != 2 || !strings.Contains(se.String(), "is in use by process") {
+		t.Errorf("resume while starting: exit %d %q", code, se.String())
 	}
 }

@@ -198,7 +198,7 @@ func (g *Grid) RunCell(ctx context.Context, out string, i int, progress io.Write
 	cfg.Out = dir
 	_, statErr := os.Stat(filepath.Join(dir, "state.json"))
 	resume := statErr == nil
-	s, err := runner.Train(ctx, cfg, runner.Options{Progress: progress, Resume: resume})
+	s, err := runner.Train(ctx, cfg, runner.Options{Progress: progress, Resume: resume, Foreign: []string{"cell.json", ".cell.lock"}})
 	if err != nil {
 		return nil, fmt.Errorf("grid %s: cell %d (%s, seed %d): %w", g.Name, i, strings.Join(c.Row, " "), c.Seed, err)
 	}

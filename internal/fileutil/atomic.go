@@ -74,6 +74,11 @@ func SyncDir(dir string) error {
 	return nil
 }
 
+// IsTemp reports whether name is a temporary file of an interrupted write.
+func IsTemp(name string) bool {
+	return strings.HasPrefix(name, ".") && strings.Contains(name, tempMarker)
+}
+
 // RemoveTemps deletes the temporary files that writes interrupted by a
 // crash or kill left in dir (names "."+base+".tmp-"+suffix) and returns
 // their names. Call it only while no other process writes to dir.
