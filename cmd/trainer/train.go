@@ -39,6 +39,11 @@ func runDefaultJobWith(args []string, stdout, stderr io.Writer) int {
 	return runTrainFrom(args, runner.DefaultConfig(), false, stdout, stderr)
 }
 
+// consoleLabel opens the progress output and ends the summary of every run:
+// the console is the operator's (loss, examples/s and timings are not
+// privatized), so a pasted console must not pass for a release.
+const consoleLabel = "console: OPERATOR-ONLY (it shows the training loss, throughput and timings, which are not privatized); publish the run directory's release-safe files instead"
+
 // runTrainFrom runs `trainer train` args on top of base; with number, a new
 // run given no --out takes the first free directory of its default
 // (runs/default, runs/default-2, …) instead of failing on an earlier run.
@@ -57,6 +62,7 @@ func runTrainFrom(args []string, base runner.TrainConfig, number bool, stdout, s
 		cfg.Out = freeRunDir(cfg.Out)
 	}
 	// SIGTERM (kill, Slurm, systemd) checkpoints like Ctrl-C.
+	fmt.Fprintln(stderr, consoleLabel)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	sum, err := runner.Train(ctx, cfg, runner.Options{Progress: stderr, Resume: resume})
@@ -107,6 +113,7 @@ func runTrainFrom(args []string, base runner.TrainConfig, number bool, stdout, s
 		fmt.Fprintf(stdout, "PTR tests passed: %d of %d (%.1f%%), final F = %d\n", sum.PTRPassed, sum.PTRTests, 100*sum.PTRPassRate, sum.FinalF)
 	}
 	fmt.Fprintf(stdout, "run directory: %s (%s)\n", cfg.Out, runner.ReleaseSafety(cfg))
+	fmt.Fprintln(stdout, consoleLabel)
 	return 0
 }
 

@@ -182,3 +182,25 @@ func TestRunDirCLI(t *testing.T) {
 		t.Errorf("resume while starting: exit %d %q", code, se.String())
 	}
 }
+
+// TestConsoleLabelled: the console shows unprivatized values (the loss in
+// every progress line), so it opens and ends with the operator-only label:
+// a pasted console must not pass for a release.
+func TestConsoleLabelled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains on MNIST")
+	}
+	var so, se bytes.Buffer
+	if code := dispatch([]string{"train", "--method", "dpsgd", "--model", "logreg", "--steps", "2", "--target-epsilon", "0",
+		"--out", filepath.Join(t.TempDir(), "run")}, &so, &se); code != 0 {
+		t.Fatalf("exit %d: %s", code, se.String())
+	}
+	lines := strings.Split(strings.TrimSpace(so.String()), "\n")
+	first, _, _ := strings.Cut(se.String(), "\n")
+	if first != consoleLabel || lines[len(lines)-1] != consoleLabel || !strings.Contains(consoleLabel, "OPERATOR-ONLY") {
+		t.Errorf("stderr starts %q, stdout ends %q", first, lines[len(lines)-1])
+	}
+	if !strings.Contains(se.String(), "loss") {
+		t.Errorf("the progress shows no loss, so the label may be stale:\n%s", se.String())
+	}
+}
