@@ -56,7 +56,11 @@ func parseResumeFlags(args []string, stored runner.TrainConfig, stderr io.Writer
 	var errs []string
 	fs.Visit(func(f *flag.Flag) {
 		if !resumeMutableFlags[f.Name] && f.Value.String() != f.DefValue {
-			errs = append(errs, fmt.Sprintf("--%s %s conflicts with the stored value %s", f.Name, f.Value, f.DefValue))
+			stored := f.DefValue
+			if stored == "" {
+				stored = "(unset: the method's default)"
+			}
+			errs = append(errs, fmt.Sprintf("--%s %s conflicts with the stored value %s", f.Name, f.Value, stored))
 		}
 	})
 	if len(errs) > 0 {

@@ -204,3 +204,45 @@ func TestConsoleLabelled(t *testing.T) {
 		t.Errorf("the progress shows no loss, so the label may be stale:\n%s", se.String())
 	}
 }
+
+// TestMessages: errors name the actual problem: an empty config file (was
+// "EOF"), a resume flag conflicting with an unset stored value (was "the
+// stored value :"), and a network's real fault (group-norm groups, kernel
+// size; not a missing conv stride, no doubled "model: model:").
+func TestMessages(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains on MNIST")
+	}
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(content), 0o644)
+		return p
+	}
+	out := filepath.Join(dir, "run")
+	var so, se bytes.Buffer
+	if code := dispatch([]string{"train", "--method", "dpsgd", "--model", "logreg", "--steps", "1", "--target-epsilon", "0", "--out", out}, &so, &se); code != 0 {
+		t.Fatalf("exit %d: %s", code, se.String())
+	}
+	net := func(mid string) string {
+		return `{"layers":[{"kind":"conv","out":4,"kernel":3,"stride":1},` + mid + `{"kind":"flatten"},{"kind":"dense","out":10}]}`
+	}
+	for _, c := range []struct {
+		args      []string
+		want, not string
+	}{
+		{[]string{"train", "--config", write("empty.json", " \n"), "--out", filepath.Join(dir, "e")}, "the file is empty", "EOF"},
+		{[]string{"train", "--config", write("empty.yaml", ""), "--out", filepath.Join(dir, "e")}, "the file is empty", "EOF"},
+		{[]string{"train", "--resume", "--out", out, "--accountant", "rdp"}, "--accountant rdp conflicts with the stored value (unset: the method's default)", "value :"},
+		{[]string{"train", "--method", "dpsgd", "--steps", "1", "--model-file", write("g0.json", net(`{"kind":"group-norm","groups":0},`)), "--out", filepath.Join(dir, "m")}, "layer 1 (group-norm): groups must be in [1,", "stride"},
+		{[]string{"train", "--method", "dpsgd", "--steps", "1", "--model-file", write("g3.json", net(`{"kind":"group-norm","groups":3},`)), "--out", filepath.Join(dir, "m")}, "3 groups do not divide 4 channels", "model: model:"},
+		{[]string{"train", "--method", "dpsgd", "--steps", "1", "--model-file", write("k.json", strings.Replace(net(""), `"kernel":3`, `"kernel":100`, 1)), "--out", filepath.Join(dir, "m")}, "input too small: conv 100×100", "model: model:"},
+	} {
+		so.Reset()
+		se.Reset()
+		code := dispatch(c.args, &so, &se)
+		if code != 2 || !strings.Contains(se.String(), c.want) || strings.Contains(se.String(), c.not) {
+			t.Errorf("%q: exit %d %q; want %q, not %q", c.args, code, se.String(), c.want, c.not)
+		}
+	}
+}
