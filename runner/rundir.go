@@ -64,6 +64,8 @@ func checkNewRunDir(dir string, foreign []string) error {
 		switch {
 		case n == configFile:
 			return nil // a run: prepareRunDir decides
+		case n == privateDir && !e.IsDir():
+			return fmt.Errorf("run directory %s: %s is not a directory (%s): refusing to follow it", dir, privateDir, e.Type())
 		case allowed[n], fileutil.IsTemp(n):
 		default:
 			others = append(others, n)

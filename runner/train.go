@@ -129,6 +129,9 @@ type Options struct {
 	Progress io.Writer
 	// Resume continues the run in cfg.Out from its checkpoint.
 	Resume bool
+	// Banner is written to Progress (a line) when the run has passed its
+	// setup and starts stepping: refusals print nothing.
+	Banner string
 	// Foreign names files of the caller's own that the directory of a new
 	// run may already hold (a grid cell's cell.json and .cell.lock); any
 	// other file in a directory holding no run is refused (checkNewRunDir).
@@ -233,7 +236,13 @@ func setupTrain(ctx context.Context, cfg TrainConfig, opt Options, run *func() (
 		return nil, fmt.Errorf("run directory %s: %w", cfg.Out, err)
 	}
 	l := lock
-	*run = func() (*Summary, error) { defer l.Release(); return runJob(ctx, j, opt.Progress) }
+	*run = func() (*Summary, error) {
+		defer l.Release()
+		if opt.Progress != nil && opt.Banner != "" {
+			fmt.Fprintln(opt.Progress, opt.Banner)
+		}
+		return runJob(ctx, j, opt.Progress)
+	}
 	lock = nil // released by run
 	return nil, nil
 }

@@ -73,8 +73,12 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 		case len(args) == 2 && cmds[args[1]].run != nil:
 			return cmds[args[1]].run([]string{"-h"}, stdout, stderr) // `trainer help train`
 		}
-		fmt.Fprintf(stderr, "trainer %s: unknown command %q (want one of the commands below)\n", args[0], strings.Join(args[1:], " "))
-		usage(stderr, cmds)
+		names := make([]string, 0, len(cmds))
+		for n := range cmds {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		fmt.Fprintf(stderr, "trainer %s: unknown command %q (commands: %s)\n", args[0], strings.Join(args[1:], " "), strings.Join(names, ", "))
 		return 2
 	}
 	if strings.HasPrefix(args[0], "-") {

@@ -62,10 +62,10 @@ func runTrainFrom(args []string, base runner.TrainConfig, number bool, stdout, s
 		cfg.Out = freeRunDir(cfg.Out)
 	}
 	// SIGTERM (kill, Slurm, systemd) checkpoints like Ctrl-C.
-	fmt.Fprintln(stderr, consoleLabel)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	sum, err := runner.Train(ctx, cfg, runner.Options{Progress: stderr, Resume: resume})
+	// The label opens the progress once the run starts (a refusal stays one line).
+	sum, err := runner.Train(ctx, cfg, runner.Options{Progress: stderr, Banner: consoleLabel, Resume: resume})
 	if err != nil {
 		fmt.Fprintf(stderr, "trainer train: %v\n", err)
 		var setup *runner.SetupError
