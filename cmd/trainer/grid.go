@@ -114,6 +114,9 @@ func runGrid(name string, fs *flag.FlagSet, g *grid.Grid, m *gridModes, stdout, 
 // writeSlurm writes the Slurm scripts; the tasks rerun this command with
 // the same grid flags plus --cell.
 func writeSlurm(name string, fs *flag.FlagSet, g *grid.Grid, m *gridModes, stdout io.Writer) error {
+	if m.concurrency < 0 {
+		return usagef("--slurm-concurrency must be ≥ 0 (0: no limit), got %d", m.concurrency)
+	}
 	trainer := m.trainer
 	if trainer == "" {
 		exe, err := os.Executable()
