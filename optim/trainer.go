@@ -182,9 +182,9 @@ type Trainer struct {
 
 	// Budget allowance: budgetN more steps of mech fit in budgetTarget
 	// after the accountant's first budgetBase steps (see NextStepFits).
-	budgetTarget        float64
-	budgetBase, budgetN int
-	budgetValid         bool
+	budgetTarget                       float64
+	budgetBase, budgetN, budgetHorizon int
+	budgetValid                        bool
 	// boundTime is the time spent on per-step PLD ε (EpsilonBound).
 	boundTime time.Duration
 
@@ -300,16 +300,28 @@ const budgetLimit = 1 << 24
 // PLD convolutions), later calls only count the steps composed since, so
 // the check never re-convolves the history.
 func (t *Trainer) NextStepFits(target float64) (bool, error) {
+	return t.NextStepFitsWithin(target, budgetLimit)
+}
+
+// NextStepFitsWithin is NextStepFits for a run with at most horizon more
+// steps (this one included): the accountant's search looks no further, so
+// its cost follows the run's length, not the size of the budget (a huge
+// target ε with --steps 2 is two cheap steps).
+func (t *Trainer) NextStepFitsWithin(target float64, horizon int) (bool, error) {
 	if t.cfg.Accountant == nil {
 		return true, nil
 	}
-	done := t.cfg.Accountant.Steps() - t.budgetBase
-	if !t.budgetValid || t.budgetTarget != target || done < 0 {
-		n, err := t.cfg.Accountant.MaxSteps(t.mech, target, t.cfg.Delta, budgetLimit)
+	horizon = min(max(horizon, 1), budgetLimit)
+	steps := t.cfg.Accountant.Steps()
+	done := steps - t.budgetBase
+	// A cached answer capped at its horizon says nothing past that horizon.
+	capped := t.budgetN >= t.budgetHorizon && steps+horizon > t.budgetBase+t.budgetHorizon
+	if !t.budgetValid || t.budgetTarget != target || done < 0 || capped {
+		n, err := t.cfg.Accountant.MaxSteps(t.mech, target, t.cfg.Delta, horizon)
 		if err != nil {
 			return false, fmt.Errorf("optim: budget check: %w", err)
 		}
-		t.budgetTarget, t.budgetBase, t.budgetN, t.budgetValid = target, t.cfg.Accountant.Steps(), n, true
+		t.budgetTarget, t.budgetBase, t.budgetN, t.budgetHorizon, t.budgetValid = target, steps, n, horizon, true
 		done = 0
 	}
 	return done < t.budgetN, nil

@@ -21,6 +21,7 @@ import (
 	"github.com/privtrain/privtrain/internal/fileutil"
 	"github.com/privtrain/privtrain/model"
 	"github.com/privtrain/privtrain/privacy"
+	"github.com/privtrain/privtrain/randstream"
 )
 
 // TrainConfig is everything that defines a training run. It is written,
@@ -98,14 +99,26 @@ type TrainConfig struct {
 	// PDP configures the personalized-DP methods (pdp-*).
 	PDP PDPConfig `json:"pdp,omitempty" yaml:"pdp,omitempty"`
 
-	// Seed is the public seed: model initialization, the corruption plan
-	// (the attacker's choice) and non-private batches. The privacy
-	// randomness (noise, Poisson sampling, PTR test) is secret, drawn from
-	// the OS and kept in the run's private/noise.key, unless
-	// ReproducibleNoise derives it from Seed too (`--seed N`): the guarantee
-	// of such a run holds only while the seed is kept secret.
-	Seed              uint64 `json:"seed" yaml:"seed"`
-	ReproducibleNoise bool   `json:"reproducible_noise,omitempty" yaml:"reproducible_noise,omitempty"`
+	// Seed is the public seed (`--seed`): model initialization, the
+	// corruption plan (the attacker's choice), non-private batches. It need
+	// not be secret and is published in config.json; nothing private is
+	// derived from it. The privacy randomness (noise, Poisson sampling, PTR
+	// test) has its own secret key (release.go, privacyKey): drawn from the
+	// OS, or NoiseKey, kept in the run's private/noise.key.
+	Seed uint64 `json:"seed" yaml:"seed"`
+	// NoiseKey, when set, is the secret key of a new private run's privacy
+	// randomness instead of one drawn from the OS (`--noise-key-file`): runs
+	// given the same key and seed are bit-identical. Never written to a
+	// release-safe file (only to private/noise.key).
+	NoiseKey *randstream.Key `json:"-" yaml:"-"`
+	// NoiseKeySource records where the key came from: "" drawn from the OS,
+	// "supplied" given as NoiseKey. Set by Train; not a secret.
+	NoiseKeySource string `json:"noise_key_source,omitempty" yaml:"noise_key_source,omitempty"`
+	// ReproducibleNoise marks a run started before the seeds were split,
+	// whose privacy randomness derives from Seed (which is then a secret,
+	// and its config.json operator-only). Such runs still resume; new runs
+	// with it are refused (a uint64 seed is guessable: use NoiseKey).
+	ReproducibleNoise bool `json:"reproducible_noise,omitempty" yaml:"reproducible_noise,omitempty"`
 	// FloatNoise opts out of the floating-point-safe release that every
 	// private method uses by default (aggregate.Config.Secure): the
 	// aggregate is then computed in float32 with float noise added, and the
@@ -220,8 +233,17 @@ func LoadConfigFile(path string, c *TrainConfig) error {
 		return fmt.Errorf("config file: %w", err)
 	}
 	fail := func(err error) error { return fmt.Errorf("config file %s: %w", path, err) }
+	if len(bytes.TrimSpace(data)) == 0 {
+		return fail(errors.New("the file is empty (want one configuration object)"))
+	}
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".json":
+		if b := bytes.TrimSpace(data); b[0] != '{' {
+			return fail(errors.New("want a JSON object ({\"method\": …}), not " + describeJSON(b)))
+		}
+		if err := CheckDuplicateJSONKeys(data); err != nil {
+			return fail(err)
+		}
 		if err := checkJSONKeys(data, reflect.TypeOf(*c), ""); err != nil {
 			return fail(err)
 		}
@@ -234,6 +256,13 @@ func LoadConfigFile(path string, c *TrainConfig) error {
 			return fail(errors.New("more than one JSON document (only one configuration per file)"))
 		}
 	case ".yaml", ".yml":
+		var doc yaml.Node
+		if err := yaml.Unmarshal(data, &doc); err != nil {
+			return fail(err)
+		}
+		if len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
+			return fail(errors.New("want a YAML mapping (method: …), not a scalar, list or null"))
+		}
 		dec := yaml.NewDecoder(bytes.NewReader(data))
 		dec.KnownFields(true)
 		if err := dec.Decode(c); err != nil {
@@ -263,6 +292,61 @@ func checkDeprecatedNoise(data []byte, fail func(error) error) error {
 		return fail(errors.New("secure_noise: false no longer selects float noise (secure noise is the default): write float_noise: true to opt out of it"))
 	}
 	return nil
+}
+
+// describeJSON names the kind of the JSON value starting data.
+func describeJSON(data []byte) string {
+	switch data[0] {
+	case '[':
+		return "a list"
+	case 'n':
+		return "null"
+	case '"':
+		return "a string"
+	}
+	return "a number or boolean"
+}
+
+// CheckDuplicateJSONKeys refuses a JSON document in which an object repeats
+// a key (encoding/json keeps the last, so "steps": 2, "steps": 3 ran 3).
+// Malformed JSON is left to the decoder to report.
+func CheckDuplicateJSONKeys(data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var walk func(path string) error
+	walk = func(path string) error {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil // malformed: the decoder reports it
+		}
+		switch tok {
+		case json.Delim('{'):
+			seen := map[string]bool{}
+			for dec.More() {
+				kt, err := dec.Token()
+				if err != nil {
+					return nil
+				}
+				k, _ := kt.(string)
+				if seen[k] {
+					return fmt.Errorf("key %q appears twice", path+k)
+				}
+				seen[k] = true
+				if err := walk(path + k + "."); err != nil {
+					return err
+				}
+			}
+			dec.Token() // '}'
+		case json.Delim('['):
+			for dec.More() {
+				if err := walk(path); err != nil {
+					return err
+				}
+			}
+			dec.Token() // ']'
+		}
+		return nil
+	}
+	return walk("")
 }
 
 // checkJSONKeys checks that every key of the JSON object data is exactly
@@ -380,6 +464,15 @@ func (c *TrainConfig) validate() error {
 	if c.FloatNoise && c.SecureNoise {
 		return bad("float_noise and secure_noise are both set: secure noise is the default; float_noise (--float-noise) opts out of it")
 	}
+	if err := c.validateScale(); err != nil {
+		return err
+	}
+	if c.CheckpointEvery < 0 || c.EvalEvery < -1 {
+		return bad("checkpoint interval must be ≥ 0 and evaluation interval ≥ −1 (0: unset, every epoch for a new run; −1: only at the end), got %d and %d", c.CheckpointEvery, c.EvalEvery)
+	}
+	if c.Accountant == "pld" && (c.Conversion == "mironov" || c.AllowUnproven) {
+		return bad("conversion mironov and allow-unproven are options of the RDP accountant; the pld accountant would ignore them (use accountant rdp)")
+	}
 	if contains(pdpMethods(), c.Method) {
 		return c.validatePDP()
 	}
@@ -460,6 +553,9 @@ func (c *TrainConfig) validate() error {
 	if c.TargetEpsilon < 0 || !finite(c.TargetEpsilon) {
 		return bad("target ε must be finite and > 0, got %v", c.TargetEpsilon)
 	}
+	if c.TargetEpsilon > MaxTargetEpsilon {
+		return bad("target ε = %v is above %v, where a guarantee means nothing (e^ε bounds the likelihood ratio)", c.TargetEpsilon, MaxTargetEpsilon)
+	}
 	if c.Method == "tsgd-gaussian" || c.Method == "tsgd-ptr" {
 		if !(c.TrimFraction >= 0 && c.TrimFraction < 0.5) {
 			return bad("trim fraction F/batch must be in [0, 0.5), got %v", c.TrimFraction)
@@ -515,6 +611,42 @@ func (c *TrainConfig) aggregateConfig(expected float64) aggregate.Config {
 	return ac
 }
 
+// MaxTargetEpsilon is the largest target ε accepted (train, grids, account
+// sigma). At ε = 100 the likelihood ratio e^ε ≈ 2.7·10⁴³ bounds nothing;
+// larger targets only make the accountant's budget search (more steps,
+// smaller σ) arbitrarily expensive.
+const MaxTargetEpsilon = 100
+
+// maxScale bounds σ, R, the learning rates and ρ, and maxStepScale the
+// product lr·max(σ, 1)·max(R, 1), which scales one step's update (clipped
+// gradients ≤ R, noise of standard deviation σR, times lr). No setting of
+// the papers comes near (their largest product is below 100); far larger
+// values overflow the float32 parameters (largest 3.4·10³⁸) in the first
+// step or two, and the run would fail after writing its directory.
+const (
+	maxScale     = 1e6
+	maxStepScale = 1e6
+)
+
+// validateScale refuses magnitudes that cannot train (see maxScale).
+func (c *TrainConfig) validateScale() error {
+	for _, v := range []struct {
+		name string
+		x    float64
+	}{{"noise multiplier σ", c.Sigma}, {"clipping norm R", c.ClipNorm}, {"learning rate", c.LR},
+		{"learning rate after a failed PTR test", c.LRFail}, {"learning rate after a passed PTR test", c.LRPass},
+		{"centered-clip radius ρ", c.CenteredClipRadius}} {
+		if v.x > maxScale {
+			return fmt.Errorf("invalid configuration: %s = %v is above %g: float32 parameters would overflow", v.name, v.x, maxScale)
+		}
+	}
+	lr := max(c.LR, c.LRFail, c.LRPass)
+	if p := lr * max(c.Sigma, 1) * max(c.ClipNorm, 1); p > maxStepScale {
+		return fmt.Errorf("invalid configuration: lr·max(σ,1)·max(R,1) = %.3g is above %g: one step's update would overflow float32 parameters", p, float64(maxStepScale))
+	}
+	return nil
+}
+
 // minSigma is the smallest noise multiplier accepted: below it one step's
 // RDP α/(2σ²) exceeds 10^6 at α = 2 and the run is private in name only.
 const minSigma = 1e-3
@@ -539,6 +671,15 @@ func (c *TrainConfig) validateNames() error {
 		return bad("a rule (%s) applies only to nonprivate-robust, not %s", c.Rule, c.Method)
 	case c.Corruption != "" && !contains(corruption.Kinds(), c.Corruption):
 		return bad("unknown corruption %q (known: %s)", c.Corruption, strings.Join(corruption.Kinds(), ", "))
+	case c.NoiseKey != nil && !c.Private() && !contains(pdpMethods(), c.Method):
+		return bad("a noise key is for private methods; %s adds no noise", c.Method)
+	case c.NoiseKeySource != "" && c.NoiseKeySource != noiseKeySupplied:
+		return bad("unknown noise_key_source %q (known: %s)", c.NoiseKeySource, noiseKeySupplied)
+	}
+	if c.NoiseKey != nil {
+		if err := CheckNoiseKey(*c.NoiseKey); err != nil {
+			return bad("noise key: %v", err)
+		}
 	}
 	if err := privacy.SubsampleBound(c.Bound).Validate(); err != nil {
 		return bad("%v", err)

@@ -136,7 +136,7 @@ func (b *runBase) initialModel(spec model.Spec, ck *checkpoint) (model.Model, er
 	if ck == nil {
 		m, err := model.New(spec, optim.DeriveSeed(b.cfg.Seed, "init"))
 		if err != nil {
-			return nil, fmt.Errorf("model: %w", err)
+			return nil, err // "model: …" already
 		}
 		return m, nil
 	}

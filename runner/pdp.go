@@ -139,6 +139,8 @@ func (c *TrainConfig) validatePDP() error {
 		return bad("rounds must be ≥ 1, got %d", p.Rounds)
 	case c.Steps < 0:
 		return bad("steps must be ≥ 0, got %d", c.Steps)
+	case p.RoundEpochs < 0 || !finite(p.RoundEpochs):
+		return bad("epochs per round must be finite and ≥ 0, got %v", p.RoundEpochs)
 	case c.Steps == 0 && (!(p.RoundEpochs > 0) || !finite(p.RoundEpochs)):
 		return bad("epochs per round must be finite and > 0 (or set steps), got %v", p.RoundEpochs)
 	case p.ThresholdLoss != "fixed" && p.ThresholdLoss != "adaptive":

@@ -26,7 +26,7 @@ func pdpRun(method, out string) TrainConfig {
 	c.Steps = 8
 	c.Out = out
 	c.Seed = 5
-	c.ReproducibleNoise = true // runs in different directories are compared
+	c.NoiseKey, c.NoiseKeySource = testNoiseKey(c.Seed), noiseKeySupplied // runs in different directories are compared
 	return c
 }
 

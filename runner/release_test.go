@@ -36,7 +36,7 @@ func fileHash(t *testing.T, path string) [32]byte {
 
 // TestSecretNoiseByDefault: two runs with identical configurations (the
 // default: secret privacy randomness) release different models, while two
-// seed-reproducible runs release the same one; a secret run resumed from its
+// runs given the same noise key release the same one; a secret run resumed from its
 // checkpoint (reading private/noise.key) ends bit-for-bit where an
 // uninterrupted copy of it ends.
 func TestSecretNoiseByDefault(t *testing.T) {
@@ -54,21 +54,22 @@ func TestSecretNoiseByDefault(t *testing.T) {
 		t.Fatal("two default runs released identical models: the noise is not secret")
 	}
 	ra, rb := logregRun(filepath.Join(dir, "ra"), 6), logregRun(filepath.Join(dir, "rb"), 6)
-	ra.ReproducibleNoise, rb.ReproducibleNoise = true, true
+	ra.NoiseKey, rb.NoiseKey = testNoiseKey(7), testNoiseKey(7)
 	run(ra, false)
 	run(rb, false)
 	if fileHash(t, filepath.Join(ra.Out, finalModel)) != fileHash(t, filepath.Join(rb.Out, finalModel)) {
-		t.Fatal("two runs with the same reproducible seed differ")
+		t.Fatal("two runs given the same noise key differ")
 	}
-	if _, err := os.Stat(filepath.Join(ra.Out, privateDir, noiseKeyFile)); !os.IsNotExist(err) {
-		t.Errorf("a reproducible run wrote a noise key (%v)", err)
+	key, err := os.ReadFile(filepath.Join(ra.Out, privateDir, noiseKeyFile))
+	if want, _ := ra.NoiseKey.MarshalText(); err != nil || strings.TrimSpace(string(key)) != string(want) {
+		t.Errorf("private/noise.key of a run given its key: %q, %v; want the key", key, err)
 	}
 	var sum Summary
 	if err := readJSON(filepath.Join(ra.Out, summaryFile), &sum); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(sum.PrivacyRandomness, "kept secret") {
-		t.Errorf("a reproducible run's summary must say the seed must stay secret: %q", sum.PrivacyRandomness)
+	if !strings.Contains(sum.PrivacyRandomness, "operator's key") {
+		t.Errorf("the summary of a run given its key must say so: %q", sum.PrivacyRandomness)
 	}
 
 	// Resume: stop a secret run at step 3, copy its directory, continue the

@@ -12,7 +12,7 @@ import (
 // pass and fail.
 func ptrRun(out string) TrainConfig {
 	c := quickRun(out)
-	c.Method, c.DynamicF, c.ReproducibleNoise = "tsgd-ptr", true, true
+	c.Method, c.DynamicF, c.NoiseKey, c.NoiseKeySource = "tsgd-ptr", true, testNoiseKey(c.Seed), noiseKeySupplied
 	c.BatchSize, c.ClipNorm, c.Tau, c.LaplaceB, c.LR, c.LRFail, c.LRPass = 128, 20, 10, 0.3, 0.15, 0.1, 0.2
 	c.Steps, c.CheckpointEvery = 14, 5
 	return c

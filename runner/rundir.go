@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/privtrain/privtrain/internal/fileutil"
 )
@@ -35,6 +36,49 @@ const (
 	finalModel    = "model.bin"
 	changesFile   = "changes.jsonl"
 )
+
+// checkNewRunDir refuses to start a new run in an existing directory that
+// holds no run (no config.json) but other files: `--out $HOME` would
+// scatter a run's files among the user's. Allowed: nothing, the lock file,
+// temporary files of interrupted writes, a private/ directory (a run killed
+// before writing config.json), and the caller's foreign files.
+func checkNewRunDir(dir string, foreign []string) error {
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return fmt.Errorf("run directory %s: %w", dir, err)
+	}
+	if !fi.IsDir() && fi.Mode()&os.ModeSymlink == 0 {
+		return fmt.Errorf("run directory %s exists and is not a directory", dir)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("run directory %s: %w", dir, err)
+	}
+	allowed := map[string]bool{fileutil.LockFile: true, privateDir: true}
+	for _, f := range foreign {
+		allowed[f] = true
+	}
+	var others []string
+	for _, e := range entries {
+		n := e.Name()
+		switch {
+		case n == configFile:
+			return nil // a run: prepareRunDir decides
+		case n == privateDir && !e.IsDir():
+			return fmt.Errorf("run directory %s: %s is not a directory (%s): refusing to follow it", dir, privateDir, e.Type())
+		case allowed[n], fileutil.IsTemp(n):
+		default:
+			others = append(others, n)
+		}
+	}
+	if len(others) > 0 {
+		if len(others) > 3 {
+			others = append(others[:3], "…")
+		}
+		return fmt.Errorf("run directory %s is not empty and holds no run (%s; no %s): choose a new or empty directory", dir, strings.Join(others, ", "), configFile)
+	}
+	return nil
+}
 
 // writeFileAtomic writes data to path crash-safely (fileutil.WriteAtomic).
 func writeFileAtomic(path string, data []byte) error { return fileutil.WriteAtomic(path, data) }

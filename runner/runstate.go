@@ -336,6 +336,7 @@ func prepareRunDir(cfg *TrainConfig, resume bool) (*resumePlan, error) {
 	if cfg.EvalEvery == 0 {
 		cfg.EvalEvery = stored.EvalEvery // unset: as stored
 	}
+	cfg.NoiseKeySource = stored.NoiseKeySource // where the stored run's key came from
 	changes, err := resumeChanges(stored, *cfg)
 	if err != nil {
 		return fail(err)

@@ -134,6 +134,13 @@ type Options struct {
 	Progress io.Writer
 	// Resume continues the run in cfg.Out from its checkpoint.
 	Resume bool
+	// Banner is written to Progress (a line) when the run has passed its
+	// setup and starts stepping: refusals print nothing.
+	Banner string
+	// Foreign names files of the caller's own that the directory of a new
+	// run may already hold (a grid cell's cell.json and .cell.lock); any
+	// other file in a directory holding no run is refused (checkNewRunDir).
+	Foreign []string
 }
 
 // SetupError is an error Train found before its first step: an invalid
@@ -170,6 +177,15 @@ func setupTrain(ctx context.Context, cfg TrainConfig, opt Options, run *func() (
 	if cfg.Out == "" {
 		return nil, errors.New("invalid configuration: an output directory is required")
 	}
+	if !opt.Resume {
+		if cfg.ReproducibleNoise {
+			return nil, errLegacyReproducible
+		}
+		cfg.NoiseKeySource = ""
+		if cfg.NoiseKey != nil {
+			cfg.NoiseKeySource = noiseKeySupplied
+		}
+	}
 	if cfg.DataDir != "" {
 		// Stored absolute, so the run resumes from any working directory.
 		abs, err := filepath.Abs(cfg.DataDir)
@@ -180,20 +196,31 @@ func setupTrain(ctx context.Context, cfg TrainConfig, opt Options, run *func() (
 	}
 	_, statErr := os.Stat(cfg.Out)
 	created := os.IsNotExist(statErr)
+	if !created && !opt.Resume {
+		if err := checkNewRunDir(cfg.Out, opt.Foreign); err != nil {
+			return nil, err
+		}
+	}
 	// One writer per run directory, for the life of this call.
 	lock, err := fileutil.Lock(cfg.Out)
 	if err != nil {
 		return nil, err
 	}
-	defer func() { lock.Release() }() // unless handed over to *run (lock = nil)
 	defer func() {
-		// A directory this call created for a run that failed before
-		// writing its configuration is removed again.
-		if created && err != nil {
+		// A run that failed before writing its configuration leaves
+		// nothing: the directory if this call created it, else the lock
+		// file and what it wrote under private/.
+		if err != nil && lock != nil {
 			if _, serr := os.Stat(filepath.Join(cfg.Out, configFile)); os.IsNotExist(serr) {
-				os.RemoveAll(cfg.Out)
+				if created {
+					os.RemoveAll(cfg.Out)
+				} else if !opt.Resume {
+					os.RemoveAll(filepath.Join(cfg.Out, privateDir))
+				}
+				lock.ReleaseAndRemove()
 			}
 		}
+		lock.Release() // unless handed over to *run (lock = nil)
 	}()
 	if _, err := fileutil.RemoveTemps(cfg.Out); err != nil {
 		return nil, err
@@ -219,7 +246,13 @@ func setupTrain(ctx context.Context, cfg TrainConfig, opt Options, run *func() (
 		return nil, fmt.Errorf("run directory %s: %w", cfg.Out, err)
 	}
 	l := lock
-	*run = func() (*Summary, error) { defer l.Release(); return runJob(ctx, j, opt.Progress) }
+	*run = func() (*Summary, error) {
+		defer l.Release()
+		if opt.Progress != nil && opt.Banner != "" {
+			fmt.Fprintln(opt.Progress, opt.Banner)
+		}
+		return runJob(ctx, j, opt.Progress)
+	}
 	lock = nil // released by run
 	return nil, nil
 }
@@ -251,7 +284,7 @@ func buildJob(cfg TrainConfig, resume *checkpoint) (*sgdJob, error) {
 	j.corrupted = n
 
 	var sampler optim.Sampler
-	var key randstream.Key // privacy randomness: secret unless ReproducibleNoise
+	var key randstream.Key // privacy randomness: secret (privacyKey)
 	if cfg.Private() {
 		if key, err = privacyKey(cfg, resume != nil); err != nil {
 			return nil, err
@@ -359,10 +392,27 @@ func (j *sgdJob) planLength() error {
 	}
 	if j.cfg.TargetEpsilon > 0 {
 		t0 := time.Now()
-		b, err := j.acct.MaxSteps(j.trainer.StepMechanism(), j.cfg.TargetEpsilon, j.cfg.Delta, math.MaxInt32)
+		// The search never looks past the configured length (--steps or
+		// --epochs): its cost grows with the number of steps it may try.
+		search := math.MaxInt32
+		if limit < math.MaxInt {
+			search = max(min(limit-j.acct.Steps(), search), 0)
+		}
+		b, err := j.acct.MaxSteps(j.trainer.StepMechanism(), j.cfg.TargetEpsilon, j.cfg.Delta, search)
 		j.acctTime += time.Since(t0)
 		if err != nil {
 			return err
+		}
+		if b == 0 && j.acct.Steps() > 0 {
+			// A resume whose target lies below what was already spent
+			// would "finish" at once, reporting a budget the run exceeds.
+			g, err := j.acct.EpsilonFor(j.cfg.Delta)
+			if err != nil {
+				return err
+			}
+			if g.Epsilon > j.cfg.TargetEpsilon {
+				return fmt.Errorf("resume %s: target ε = %v is below the ε already spent (%.6g at δ = %g after %d steps): a run cannot be shortened", j.cfg.Out, j.cfg.TargetEpsilon, g.Epsilon, j.cfg.Delta, j.acct.Steps())
+			}
 		}
 		if b == 0 && j.acct.Steps() == 0 {
 			one := j.acct.CloneAccountant()
@@ -398,6 +448,9 @@ func newAccountant(cfg TrainConfig, step privacy.Mechanism, conv privacy.Convers
 			kind = privacy.KindPLD
 		}
 	}
+	if kind == privacy.KindPLD && resume == nil && (cfg.Conversion == string(privacy.ConversionMironov) || cfg.AllowUnproven) {
+		return nil, fmt.Errorf("invalid configuration: the step of %s is accounted with PLD, which does not use conversion mironov or allow-unproven (RDP options): add accountant rdp to use them", cfg.Method)
+	}
 	if kind == privacy.KindPLD && !privacy.HasPLD(step) {
 		return nil, fmt.Errorf("invalid configuration: method %s has no proven privacy loss distribution (its step is %s); use accountant rdp", cfg.Method, step.Spec().Inner.Kind)
 	}
@@ -421,14 +474,14 @@ func (j *sgdJob) base() *runBase       { return j.runBase }
 func (j *sgdJob) current() model.Model { return j.model }
 
 // begin stops the run when the next step would exceed the target ε.
-func (j *sgdJob) begin(int, *runLogs) (string, error) {
+func (j *sgdJob) begin(step int, _ *runLogs) (string, error) {
 	if j.cfg.TargetEpsilon <= 0 {
 		return "", nil
 	}
 	// planLength already stops inside the budget; this re-check makes the
-	// guarantee independent of that plan.
+	// guarantee independent of that plan (looking no further than its end).
 	t0 := time.Now()
-	ok, err := j.trainer.NextStepFits(j.cfg.TargetEpsilon)
+	ok, err := j.trainer.NextStepFitsWithin(j.cfg.TargetEpsilon, j.until-step)
 	j.acctTime += time.Since(t0)
 	if err != nil || ok {
 		return "", err

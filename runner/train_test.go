@@ -24,7 +24,7 @@ func shortRun(t *testing.T, out string) TrainConfig {
 	c.CheckpointEvery = 5
 	c.Out = out
 	c.Seed = 42
-	c.ReproducibleNoise = true // runs in different directories are compared
+	c.NoiseKey, c.NoiseKeySource = testNoiseKey(c.Seed), noiseKeySupplied // runs in different directories are compared
 	return c
 }
 

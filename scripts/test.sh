@@ -25,6 +25,9 @@ go test -count=1 -tags purego "$@" ./internal/... ./model/
 (cd examples/custom-aggregator && go vet ./... && go test -count=1 ./... && go run . --steps 20)
 # CI also runs a tiny grid on a real single-node Slurm (needs root; by hand:
 # scripts/slurm-ci.sh).
+# CI also kills and resumes two short runs at random moments and requires
+# bit-identical results (about 40 s; the full form: scripts/crash_trials.sh).
 if [ "${CI:-}" = true ]; then
+  scripts/crash_trials.sh --short
   scripts/slurm-ci.sh
 fi

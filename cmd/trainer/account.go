@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/privtrain/privtrain/privacy"
+	"github.com/privtrain/privtrain/runner"
 )
 
 // accountUsage is the one-screen help of `trainer account`.
@@ -217,6 +218,13 @@ func buildMechanism(f accountFlags) (privacy.Mechanism, error) {
 	default:
 		return nil, usagef("unknown --mech %q (want gaussian, laplace, ptr or rgm)", f.mech)
 	}
+	own := map[string][]string{"gaussian": {"sigma"}, "laplace": {"b"}, "ptr": {"sigma1", "tau", "b", "delta0"},
+		"rgm": {"eta", "gamma", "dim", "sigma", "r-rel"}}[f.mech]
+	for _, fl := range []string{"sigma", "b", "sigma1", "tau", "delta0", "eta", "gamma", "dim", "r-rel"} {
+		if f.set[fl] && !contains(own, fl) {
+			return nil, usagef("--%s is not a parameter of --mech %s (its parameters: --%s)", fl, f.mech, strings.Join(own, ", --"))
+		}
+	}
 	if err := m.Validate(); err != nil {
 		return nil, usageError{err}
 	}
@@ -260,11 +268,17 @@ func checkSteps(f accountFlags) error {
 	if err := need(f, "this subcommand", "steps"); err != nil {
 		return err
 	}
-	if f.steps < 1 {
-		return usagef("--steps must be ≥ 1, got %d", f.steps)
+	if f.steps < 1 || f.steps > maxAccountSteps {
+		return usagef("--steps must be in [1, %d], got %d", maxAccountSteps, f.steps)
 	}
 	return nil
 }
+
+// maxAccountSteps is the most compositions `account` accepts: far more than
+// any training run here, and with the PLD accountant already about 20 s and
+// 0.6 GB (Gaussian, q = 0.01, 10⁶ steps, measured). Larger counts would run
+// for minutes at gigabytes.
+const maxAccountSteps = 1_000_000
 
 // accountOutput is a result: its JSON object and a table for people.
 type accountOutput struct {
@@ -495,8 +509,8 @@ func accountSigma(f accountFlags) (accountOutput, error) {
 	if !(f.q > 0 && f.q <= 1) {
 		return accountOutput{}, usagef("--q must be in (0, 1], got %v", f.q)
 	}
-	if !(f.target > 0) || math.IsInf(f.target, 0) {
-		return accountOutput{}, usagef("--target-epsilon must be finite and > 0, got %v", f.target)
+	if !(f.target > 0 && f.target <= runner.MaxTargetEpsilon) {
+		return accountOutput{}, usagef("--target-epsilon must be in (0, %v], got %v", runner.MaxTargetEpsilon, f.target)
 	}
 	if f.accountant == privacy.KindPLD {
 		return accountSigmaPLD(f)

@@ -5,10 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
+	"reflect"
+	"strings"
 	"text/tabwriter"
 
+	"github.com/privtrain/privtrain/internal/fileutil"
 	"github.com/privtrain/privtrain/privacy"
+	"github.com/privtrain/privtrain/runner"
 )
 
 // defaultAccountant is the accountant of an account command: the one given,
@@ -75,12 +78,43 @@ type historyEntry struct {
 	Steps *int     `json:"steps"`
 }
 
+// checkHistoryKeys refuses keys that differ from historyEntry's only in
+// case (encoding/json would take "Sigma" for "sigma") and repeated keys.
+func checkHistoryKeys(data []byte) error {
+	var raw []map[string]json.RawMessage
+	if json.Unmarshal(data, &raw) != nil {
+		return nil // the decoder reports malformed input
+	}
+	known := map[string]bool{}
+	var names []string
+	t := reflect.TypeOf(historyEntry{})
+	for i := 0; i < t.NumField(); i++ {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		known[name], names = true, append(names, name)
+	}
+	for i, e := range raw {
+		for k := range e {
+			if !known[k] {
+				return fmt.Errorf("entry %d: unknown key %q (keys, case-sensitive: %s)", i, k, strings.Join(names, ", "))
+			}
+		}
+	}
+	return runner.CheckDuplicateJSONKeys(data)
+}
+
+// maxHistoryBytes bounds a --history file (a history of 10⁴ entries is
+// about 0.6 MB).
+const maxHistoryBytes = 4 << 20
+
 // readHistory parses and validates a --history file into mechanisms and
 // counts. Every problem is a usage error.
 func readHistory(path string) ([]privacy.Mechanism, []int, []historyEntry, error) {
-	data, err := os.ReadFile(path)
+	data, err := fileutil.ReadRegularMax(path, maxHistoryBytes)
 	if err != nil {
 		return nil, nil, nil, usagef("--history: %v", err)
+	}
+	if err := checkHistoryKeys(data); err != nil {
+		return nil, nil, nil, usagef("--history %s: %v", path, err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -96,12 +130,16 @@ func readHistory(path string) ([]privacy.Mechanism, []int, []historyEntry, error
 	}
 	var mechs []privacy.Mechanism
 	var counts []int
+	total := 0
 	for i, e := range entries {
 		m, n, err := e.mechanism()
 		if err != nil {
 			return nil, nil, nil, usagef("--history %s: entry %d: %v", path, i, err)
 		}
 		mechs, counts = append(mechs, m), append(counts, n)
+		if total += n; total > maxAccountSteps {
+			return nil, nil, nil, usagef("--history %s: more than %d steps in all (the most `account` composes)", path, maxAccountSteps)
+		}
 	}
 	return mechs, counts, entries, nil
 }

@@ -109,6 +109,11 @@ func auditMechanism(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "trainer audit mechanism: --rule is required (registered: %s)\n", strings.Join(aggregate.Names(), ", "))
 		return 2
 	}
+	// The library reads 0 as "default"; on the command line it is a value.
+	if msg := auditRange(opt.Confidence, opt.Dim, opt.Workers); msg != "" {
+		fmt.Fprintf(stderr, "trainer audit mechanism: %s\n", msg)
+		return 2
+	}
 	cfg.RGM.Dim = opt.Dim
 	if *cases != "" {
 		opt.Cases = strings.Split(*cases, ",")
@@ -209,6 +214,23 @@ func exceedsFix(float, secureAvailable, granularity bool, confidence float64) st
 	}
 }
 
+// maxScale bounds --canary-norm (a multiple of the clip norm).
+const maxScale = 1e6
+
+// auditRange checks the audit flags that the library would read as
+// "default" when 0: the message, or "" when they are valid.
+func auditRange(confidence float64, dim, workers int) string {
+	switch {
+	case !(confidence > 0 && confidence < 1):
+		return fmt.Sprintf("--confidence must be in (0, 1), got %v", confidence)
+	case dim < 1:
+		return fmt.Sprintf("--dim must be ≥ 1, got %d", dim)
+	case workers < 0:
+		return fmt.Sprintf("--workers must be ≥ 0 (0: all cores), got %d", workers)
+	}
+	return ""
+}
+
 // runAuditFlags are the flags of `trainer audit run` besides the train flags.
 var runAuditFlags = []string{"canaries", "canary-norm", "guesses", "confidence", "json"}
 
@@ -226,6 +248,13 @@ func auditRun(args []string, stdout, stderr io.Writer) int {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
+		return 2
+	}
+	if msg := auditRange(opt.Confidence, 1, 0); msg != "" || opt.Canaries < 1 || !(opt.Norm > 0 && opt.Norm <= maxScale) {
+		if msg == "" {
+			msg = fmt.Sprintf("--canaries must be ≥ 1 and --canary-norm in (0, %g], got %d and %v", maxScale, opt.Canaries, opt.Norm)
+		}
+		fmt.Fprintf(stderr, "trainer audit run: %s\n", msg)
 		return 2
 	}
 	if *guesses != "" {

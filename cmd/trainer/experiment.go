@@ -54,6 +54,10 @@ func runExperiment(args []string, stdout, stderr io.Writer) int {
 			return 0
 		}
 		fmt.Fprintf(stderr, "trainer experiment %s: %v\n", args[0], err)
+		var ue usageError
+		if errors.As(err, &ue) {
+			return 2
+		}
 		return 1
 	}
 	return 0

@@ -67,13 +67,13 @@ func runGrid(name string, fs *flag.FlagSet, g *grid.Grid, m *gridModes, stdout, 
 		}
 	}
 	if n > 1 {
-		return errors.New("--plan, --cell, --collect and --slurm are exclusive")
+		return usagef("--plan, --cell, --collect and --slurm are exclusive")
 	}
 	if m.jobs < 1 {
-		return fmt.Errorf("--jobs must be ≥ 1, got %d", m.jobs)
+		return usagef("--jobs must be ≥ 1, got %d", m.jobs)
 	}
 	if m.cell >= len(g.Cells) || m.cell < -1 {
-		return fmt.Errorf("--cell %d: the grid has cells 0–%d (see --plan)", m.cell, len(g.Cells)-1)
+		return usagef("--cell %d: the grid has cells 0–%d (see --plan)", m.cell, len(g.Cells)-1)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -114,6 +114,9 @@ func runGrid(name string, fs *flag.FlagSet, g *grid.Grid, m *gridModes, stdout, 
 // writeSlurm writes the Slurm scripts; the tasks rerun this command with
 // the same grid flags plus --cell.
 func writeSlurm(name string, fs *flag.FlagSet, g *grid.Grid, m *gridModes, stdout io.Writer) error {
+	if m.concurrency < 0 {
+		return usagef("--slurm-concurrency must be ≥ 0 (0: no limit), got %d", m.concurrency)
+	}
 	trainer := m.trainer
 	if trainer == "" {
 		exe, err := os.Executable()
@@ -128,6 +131,11 @@ func writeSlurm(name string, fs *flag.FlagSet, g *grid.Grid, m *gridModes, stdou
 	trainer, err := filepath.Abs(trainer)
 	if err != nil {
 		return err
+	}
+	if fi, err := os.Stat(trainer); err != nil {
+		return usagef("--trainer: %w", err)
+	} else if !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
+		return usagef("--trainer %s: not an executable file", trainer)
 	}
 	out, err := filepath.Abs(m.out)
 	if err != nil {
@@ -157,6 +165,9 @@ func writeSlurm(name string, fs *flag.FlagSet, g *grid.Grid, m *gridModes, stdou
 		Trainer: trainer, Args: args, Concurrency: m.concurrency,
 		Partition: m.partition, Account: m.account, Extra: m.options,
 	})
+	if errors.Is(err, grid.ErrUnsafeValue) {
+		return usageError{err}
+	}
 	if err != nil {
 		return err
 	}
@@ -165,6 +176,14 @@ func writeSlurm(name string, fs *flag.FlagSet, g *grid.Grid, m *gridModes, stdou
 	}
 	fmt.Fprintf(stdout, "submit with: bash %s\n", files[len(files)-1])
 	return nil
+}
+
+// asUsage marks a parse error as bad input (exit 2), keeping flag.ErrHelp.
+func asUsage(err error) error {
+	if errors.Is(err, flag.ErrHelp) {
+		return err
+	}
+	return usageError{err}
 }
 
 func parseFloats(s, what string) ([]float64, error) {
@@ -188,6 +207,9 @@ func parseSeeds(s string) ([]uint64, error) {
 			if err1 != nil || err2 != nil || hi < lo {
 				return nil, fmt.Errorf("seed range %q: want LO-HI", f)
 			}
+			if hi-lo >= grid.MaxCells || len(v)+int(hi-lo) >= grid.MaxCells {
+				return nil, fmt.Errorf("seed range %q: more than %d seeds (a grid has at most %d cells)", f, grid.MaxCells, grid.MaxCells)
+			}
 			for x := lo; x <= hi; x++ {
 				v = append(v, x)
 			}
@@ -205,7 +227,7 @@ func parseSeeds(s string) ([]uint64, error) {
 func runPTRTable(args []string, stdout, stderr io.Writer) error {
 	g, fs, m, err := parsePTRTable(args, stderr)
 	if err != nil {
-		return err
+		return asUsage(err)
 	}
 	return runGrid("ptr-table", fs, g, m, stdout, stderr)
 }
@@ -274,7 +296,7 @@ func parsePTRTable(args []string, stderr io.Writer) (*grid.Grid, *flag.FlagSet, 
 func runPDPTable(args []string, stdout, stderr io.Writer) error {
 	g, fs, m, err := parsePDPTable(args, stderr)
 	if err != nil {
-		return err
+		return asUsage(err)
 	}
 	return runGrid("pdp-table", fs, g, m, stdout, stderr)
 }

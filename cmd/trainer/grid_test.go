@@ -41,7 +41,19 @@ func TestGridCLI(t *testing.T) {
 	if code != 1 || !strings.Contains(so, "Missing 140 of 140 cells: 0-139") {
 		t.Errorf("--collect: exit %d\n%s", code, so)
 	}
-	code, so, se = run(append(base, "--slurm", "--trainer", "/opt/privtrain/trainer", "--slurm-concurrency", "4", "--slurm-option=--qos=low")...)
+	for _, bad := range []string{"/nonexistent/trainer", out} {
+		if code, _, se := run(append(base, "--slurm", "--trainer", bad)...); code != 2 || !strings.Contains(se, "--trainer") {
+			t.Errorf("--trainer %s: exit %d %q", bad, code, se)
+		}
+	}
+	if code, _, se := run(append(base, "--slurm", "--trainer", "/bin/sh", "--slurm-partition", "a\nb")...); code != 2 || !strings.Contains(se, "control character") {
+		t.Errorf("partition with a newline: exit %d %q", code, se)
+	}
+	trainer := filepath.Join(t.TempDir(), "trainer")
+	if err := os.WriteFile(trainer, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code, so, se = run(append(base, "--slurm", "--trainer", trainer, "--slurm-concurrency", "4", "--slurm-option=--qos=low")...)
 	if code != 0 {
 		t.Fatalf("--slurm: exit %d: %s", code, se)
 	}
@@ -49,7 +61,7 @@ func TestGridCLI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "exec /opt/privtrain/trainer experiment ptr-table --corruptions=paper --epsilon=3,5 --methods=tsgd-ptr,tsgd-gaussian --seeds=1-5 --out=" + out + ` --cell "${SLURM_ARRAY_TASK_ID}"`
+	want := "exec " + trainer + " experiment ptr-table --corruptions=paper --epsilon=3,5 --methods=tsgd-ptr,tsgd-gaussian --seeds=1-5 --out=" + out + ` --cell "${SLURM_ARRAY_TASK_ID}"`
 	if !strings.Contains(string(b), want) || !strings.Contains(string(b), "#SBATCH --qos=low\n") || !strings.Contains(string(b), "%4\n") {
 		t.Errorf("array script lacks %q:\n%s", want, b)
 	}

@@ -60,12 +60,28 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 		return c.run(args[1:], stdout, stderr)
 	}
 	if args[0] == "--version" || args[0] == "-version" || args[0] == "version" {
+		if len(args) > 1 {
+			fmt.Fprintf(stderr, "trainer %s: unexpected arguments: %s\n", args[0], strings.Join(args[1:], " "))
+			return 2
+		}
 		fmt.Fprintln(stdout, version(debug.ReadBuildInfo()))
 		return 0
 	}
 	if args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
-		usage(stdout, cmds)
-		return 0
+		switch {
+		case len(args) == 1:
+			usage(stdout, cmds)
+			return 0
+		case len(args) == 2 && cmds[args[1]].run != nil:
+			return cmds[args[1]].run([]string{"-h"}, stdout, stderr) // `trainer help train`
+		}
+		names := make([]string, 0, len(cmds))
+		for n := range cmds {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		fmt.Fprintf(stderr, "trainer %s: unknown command %q (commands: %s)\n", args[0], strings.Join(args[1:], " "), strings.Join(names, ", "))
+		return 2
 	}
 	if strings.HasPrefix(args[0], "-") {
 		// Flags without a command are the default job's, e.g.

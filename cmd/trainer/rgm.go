@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"sort"
 	"strings"
 
 	"github.com/privtrain/privtrain/datasets"
@@ -65,6 +66,16 @@ func parseRGM(args []string, stderr io.Writer) (o rgmOptions, code int) {
 	return o, -1
 }
 
+// outNotDir reports whether path exists as something other than a directory.
+func outNotDir(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && !fi.IsDir()
+}
+
+// maxRGMNodes bounds --nodes: ijcnn1's 141,691 rows leave each of 10,000
+// nodes about 14, fewer than its 22 features.
+const maxRGMNodes = 10000
+
 // check validates the options (before any data is loaded or file written).
 func (o *rgmOptions) check(extra []string) error {
 	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
@@ -81,14 +92,16 @@ func (o *rgmOptions) check(extra []string) error {
 		return fmt.Errorf("unexpected arguments %q", extra)
 	case o.out == "":
 		return errors.New("--out is required")
+	case outNotDir(o.out):
+		return fmt.Errorf("--out %s exists and is not a directory", o.out)
 	case o.runs < 1:
 		return fmt.Errorf("--runs must be ≥ 1, got %d", o.runs)
 	case o.iters < 1:
 		return fmt.Errorf("--iterations must be ≥ 1, got %d", o.iters)
 	case o.workers < 1:
 		return fmt.Errorf("--workers must be ≥ 1, got %d", o.workers)
-	case o.nodes < 1:
-		return fmt.Errorf("--nodes must be ≥ 1, got %d", o.nodes)
+	case o.nodes < 1 || o.nodes > maxRGMNodes:
+		return fmt.Errorf("--nodes must be in [1, %d], got %d", maxRGMNodes, o.nodes)
 	case o.warmup < 0:
 		return fmt.Errorf("--warmup must be ≥ 0, got %d", o.warmup)
 	case !(o.eps > 0) || !finite(o.eps):
@@ -117,6 +130,21 @@ func (o *rgmOptions) check(extra []string) error {
 			return err
 		}
 	}
+	// --figure fixes everything but these; --workers only applies to it.
+	figureFlags := map[string]bool{"figure": true, "data-dir": true, "out": true, "iterations": true, "runs": true, "seed": true, "workers": true}
+	var ignored []string
+	for name := range o.set {
+		if o.figure && !figureFlags[name] || !o.figure && name == "workers" {
+			ignored = append(ignored, "--"+name)
+		}
+	}
+	if len(ignored) > 0 {
+		sort.Strings(ignored)
+		if o.figure {
+			return fmt.Errorf("--figure sets %s itself (only --data-dir, --out, --iterations, --runs, --seed and --workers apply)", strings.Join(ignored, ", "))
+		}
+		return errors.New("--workers applies to --figure only")
+	}
 	return nil
 }
 
@@ -142,11 +170,6 @@ func runRGM(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "rgm-gd: loading ijcnn1 from %q: %v\n", dir, err)
 		return 1
 	}
-	if err := os.MkdirAll(*out, 0o755); err != nil {
-		fmt.Fprintf(stderr, "rgm-gd: %v\n", err)
-		return 1
-	}
-
 	if *figure {
 		err := rgmfig.Reproduce(data, *out, func(cfg *rgmfig.Config) {
 			cfg.Workers = *workers
@@ -188,6 +211,10 @@ func runRGM(args []string, stdout, stderr io.Writer) int {
 		if errors.Is(err, rgmfig.ErrUsage) {
 			return 2
 		}
+		return 1
+	}
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		fmt.Fprintf(stderr, "rgm-gd: %v\n", err)
 		return 1
 	}
 	if err := res.Write(*out, *format); err != nil {

@@ -106,7 +106,7 @@ func TestRGMValidatesBeforeLoading(t *testing.T) {
 	}{
 		{[]string{"--method", "magic"}, "--method must be rgm, clip, none"},
 		{[]string{"--split", "diagonal"}, "--split must be random, label, bias"},
-		{[]string{"--nodes", "0"}, "--nodes must be ≥ 1"},
+		{[]string{"--nodes", "0"}, "--nodes must be in [1, 10000]"},
 		{[]string{"--iterations", "0"}, "--iterations must be ≥ 1"},
 		{[]string{"--epsilon", "NaN"}, "--epsilon must be finite and > 0"},
 		{[]string{"--epsilon", "-1"}, "--epsilon must be finite and > 0"},

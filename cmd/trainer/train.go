@@ -16,6 +16,7 @@ import (
 	"github.com/privtrain/privtrain/aggregate"
 	"github.com/privtrain/privtrain/corruption"
 	"github.com/privtrain/privtrain/datasets"
+	"github.com/privtrain/privtrain/internal/fileutil"
 	"github.com/privtrain/privtrain/model"
 	"github.com/privtrain/privtrain/runner"
 )
@@ -23,38 +24,43 @@ import (
 // runTrain parses `trainer train` flags into a TrainConfig (defaults, then
 // --preset, then --config file, then explicit flags) and runs it.
 func runTrain(args []string, stdout, stderr io.Writer) int {
-	return runTrainFrom(args, runner.TrainDefaults(), stdout, stderr)
+	return runTrainFrom(args, runner.TrainDefaults(), true, stdout, stderr)
 }
 
 // runDefaultJob is `trainer` with no arguments: DefaultConfig (TSGD+PTR on
 // MNIST with 10% flipped labels, ε = 3) in the first free runs/default*.
 func runDefaultJob(stdout, stderr io.Writer) int {
-	return runTrainFrom(nil, runner.DefaultConfig(), stdout, stderr)
+	return runTrainFrom(nil, runner.DefaultConfig(), true, stdout, stderr)
 }
 
 // runDefaultJobWith is `trainer FLAGS`: the default job's configuration with
 // `trainer train` flags on top (e.g. --out, --resume); the run directory is
 // --out (runs/default without it), not the next free one.
 func runDefaultJobWith(args []string, stdout, stderr io.Writer) int {
-	return runTrainFrom(args, runner.DefaultConfig(), stdout, stderr)
+	return runTrainFrom(args, runner.DefaultConfig(), false, stdout, stderr)
 }
 
-func runTrainFrom(args []string, base runner.TrainConfig, stdout, stderr io.Writer) int {
+// consoleLabel opens the progress output and ends the summary of every run:
+// the console is the operator's (loss, examples/s and timings are not
+// privatized), so a pasted console must not pass for a release.
+const consoleLabel = "console: OPERATOR-ONLY (it shows the training loss, throughput and timings, which are not privatized); publish the run directory's release-safe files instead"
+
+// runTrainFrom runs `trainer train` args on top of base; with number, a new
+// run given no --out takes the first free directory of its default
+// (runs/default, runs/default-2, …) instead of failing on an earlier run.
+func runTrainFrom(args []string, base runner.TrainConfig, number bool, stdout, stderr io.Writer) int {
 	cfg, resume, err := parseTrainFlagsFrom(args, base, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "trainer train: %v\n", err)
+		fmt.Fprintf(stderr, "trainer train: %s\n", oneLine(err.Error()))
 		return 2
 	}
-	if args == nil {
-		// The default job never collides with an earlier one: it takes the
-		// first free runs/default, runs/default-2, ….
+	if number && !resume && len(filterFlags(args, "out")) == 0 {
+		// Never collide with an earlier run: take the first free
+		// runs/default, runs/default-2, ….
 		cfg.Out = freeRunDir(cfg.Out)
-	}
-	if cfg.ReproducibleNoise && !resume {
-		fmt.Fprintf(stderr, "WARNING: --seed %d makes the privacy noise reproducible: the guarantee holds only while the seed is kept secret\n", cfg.Seed)
 	}
 	if cfg.Noisy() && cfg.FloatNoise {
 		fmt.Fprintf(stderr, "WARNING: %s\n", runner.FloatNoiseWarning)
@@ -62,7 +68,8 @@ func runTrainFrom(args []string, base runner.TrainConfig, stdout, stderr io.Writ
 	// SIGTERM (kill, Slurm, systemd) checkpoints like Ctrl-C.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	sum, err := runner.Train(ctx, cfg, runner.Options{Progress: stderr, Resume: resume})
+	// The label opens the progress once the run starts (a refusal stays one line).
+	sum, err := runner.Train(ctx, cfg, runner.Options{Progress: stderr, Banner: consoleLabel, Resume: resume})
 	if err != nil {
 		fmt.Fprintf(stderr, "trainer train: %v\n", err)
 		var setup *runner.SetupError
@@ -98,7 +105,7 @@ func runTrainFrom(args []string, base runner.TrainConfig, stdout, stderr io.Writ
 			fmt.Fprintf(stdout, "privacy randomness: %s\n", sum.PrivacyRandomness)
 		}
 		if cfg.ReproducibleNoise {
-			fmt.Fprintln(stdout, "WARNING: reproducible run (--seed): anyone who knows the seed can regenerate the noise; the guarantee holds only while the seed is kept secret")
+			fmt.Fprintln(stdout, "WARNING: this run started before privtrain split its seeds: its noise derives from the seed in config.json; anyone who knows the seed can regenerate the noise, so config.json is operator-only")
 		}
 	} else {
 		fmt.Fprintln(stdout, "privacy: none (non-private method)")
@@ -109,7 +116,8 @@ func runTrainFrom(args []string, base runner.TrainConfig, stdout, stderr io.Writ
 	if sum.PTRTests > 0 {
 		fmt.Fprintf(stdout, "PTR tests passed: %d of %d (%.1f%%), final F = %d\n", sum.PTRPassed, sum.PTRTests, 100*sum.PTRPassRate, sum.FinalF)
 	}
-	fmt.Fprintf(stdout, "run directory: %s (release-safe: everything but state.json and private/, which is operator-only)\n", cfg.Out)
+	fmt.Fprintf(stdout, "run directory: %s (%s)\n", cfg.Out, runner.ReleaseSafety(cfg))
+	fmt.Fprintln(stdout, consoleLabel)
 	return 0
 }
 
@@ -128,6 +136,17 @@ func parseTrainFlagsFrom(args []string, base runner.TrainConfig, stderr io.Write
 	config := pre.String("config", "", "")
 	method := pre.String("method", "", "")
 	_ = pre.Parse(filterFlags(args, "preset", "config", "method"))
+	for _, name := range []string{"preset", "config"} {
+		n := 0
+		for _, a := range filterFlags(args, name) {
+			if f, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); strings.HasPrefix(a, "-") && f == name {
+				n++
+			}
+		}
+		if n > 1 {
+			return runner.TrainConfig{}, false, fmt.Errorf("--%s given twice: one %s per run (flags override it)", name, name)
+		}
+	}
 
 	out, resuming := resumeTarget(args)
 	if resuming {
@@ -136,6 +155,11 @@ func parseTrainFlagsFrom(args []string, base runner.TrainConfig, stderr io.Write
 		}
 		stored, err := runner.ReadRunConfig(out)
 		if err != nil {
+			if holder, inUse := fileutil.InUse(out); inUse {
+				// The first process has locked the directory but not yet
+				// written its configuration.
+				return stored, false, fmt.Errorf("resume: run directory %s is in use by %s", out, holder)
+			}
 			return stored, false, fmt.Errorf("resume: %w", err)
 		}
 		cfg, err := parseResumeFlags(args, stored, stderr)
@@ -174,8 +198,12 @@ func parseTrainFlagsFrom(args []string, base runner.TrainConfig, stderr io.Write
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if set["seed"] {
-		cfg.ReproducibleNoise = true // asked for reproducibility
+	if path := fs.Lookup("noise-key-file").Value.String(); path != "" {
+		k, err := runner.ReadNoiseKeyFile(path)
+		if err != nil {
+			return cfg, false, err
+		}
+		cfg.NoiseKey = &k
 	}
 	if path := fs.Lookup("model-file").Value.String(); path != "" {
 		nw, err := model.ReadNetworkFile(path)
@@ -242,7 +270,8 @@ func trainFlagSet(cfg *runner.TrainConfig, preset, config string, stderr io.Writ
 	fs.Float64Var(&cfg.CenteredClipRadius, "cc-radius", cfg.CenteredClipRadius, "radius ρ of the centered-clip rule")
 	fs.StringVar(&cfg.Corruption, "corruption", cfg.Corruption, alternatives(corruption.Kinds()))
 	fs.Float64Var(&cfg.CorruptionRatio, "corruption-ratio", cfg.CorruptionRatio, "fraction of training examples corrupted (none: 0; train defaults to no corruption, the default job to label-flip 0.1)")
-	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "make the run reproducible from this seed; the privacy noise then derives from it too and the guarantee assumes the seed stays SECRET (default: public seed 1 for initialization and corruption, secret noise from the OS)")
+	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "public seed (published in config.json): model initialization, corruption plan, non-private batches; the privacy noise never derives from it")
+	fs.String("noise-key-file", "", "secret key of the privacy noise and sampling (64 hex digits, mode 0600; e.g. an earlier run's private/noise.key): with the same --seed the run is bit-identical (default: a fresh key from the OS)")
 	fs.BoolVar(&cfg.FloatNoise, "float-noise", cfg.FloatNoise, "opt out of the secure (floating-point-safe) release, the default of every private method: float noise, whose guarantee does NOT hold against floating-point attacks (Mironov, CCS 2012)")
 	fs.Var(deprecatedSecureNoise{stderr}, "secure-noise", "deprecated, does nothing: secure noise is the default (--float-noise opts out)")
 	fs.StringVar(&cfg.Out, "out", cfg.Out, "run directory")
@@ -272,14 +301,15 @@ func filterFlags(args []string, names ...string) []string {
 	return out
 }
 
-// freeRunDir returns dir, or dir-2, dir-3, … : the first that holds no run.
+// freeRunDir returns dir, or dir-2, dir-3, … : the first that is missing
+// or empty (holds neither a run nor anything else).
 func freeRunDir(dir string) string {
 	for i := 1; ; i++ {
 		d := dir
 		if i > 1 {
 			d = fmt.Sprintf("%s-%d", dir, i)
 		}
-		if _, err := os.Stat(filepath.Join(d, "config.json")); os.IsNotExist(err) {
+		if entries, err := os.ReadDir(d); os.IsNotExist(err) || err == nil && len(entries) == 0 {
 			return d
 		}
 	}

@@ -38,6 +38,7 @@ func resumeTarget(args []string) (out string, resume bool) {
 var resumeMutableFlags = map[string]bool{
 	"out": true, "resume": true, "data-dir": true, "checkpoint-every": true, "eval-every": true,
 	"steps": true, "epochs": true, "target-epsilon": true,
+	"noise-key-file": true, // checked against the run's private/noise.key
 }
 
 // parseResumeFlags parses args on top of the stored configuration: a flag
@@ -55,7 +56,11 @@ func parseResumeFlags(args []string, stored runner.TrainConfig, stderr io.Writer
 	var errs []string
 	fs.Visit(func(f *flag.Flag) {
 		if !resumeMutableFlags[f.Name] && f.Value.String() != f.DefValue {
-			errs = append(errs, fmt.Sprintf("--%s %s conflicts with the stored value %s", f.Name, f.Value, f.DefValue))
+			stored := f.DefValue
+			if stored == "" {
+				stored = "(unset: the method's default)"
+			}
+			errs = append(errs, fmt.Sprintf("--%s %s conflicts with the stored value %s", f.Name, f.Value, stored))
 		}
 	})
 	if len(errs) > 0 {
@@ -67,6 +72,13 @@ func parseResumeFlags(args []string, stored runner.TrainConfig, stderr io.Writer
 	c := stored
 	c.Out, c.DataDir, c.CheckpointEvery, c.EvalEvery = parsed.Out, parsed.DataDir, parsed.CheckpointEvery, parsed.EvalEvery
 	c.Steps, c.Epochs, c.TargetEpsilon = parsed.Steps, parsed.Epochs, parsed.TargetEpsilon
+	if path := fs.Lookup("noise-key-file").Value.String(); path != "" {
+		k, err := runner.ReadNoiseKeyFile(path)
+		if err != nil {
+			return c, err
+		}
+		c.NoiseKey = &k // the runner checks it is the run's key
+	}
 	if err := absDataDir(&c); err != nil {
 		return c, err
 	}
@@ -97,6 +109,7 @@ var methodFlags = func() map[string][]string {
 		"noise-guard": {"pdp-sgd"},
 		"float-noise": append(append([]string{}, private...), pdp...),
 	}
+	m["noise-key-file"] = append(append([]string{}, private...), pdp...)
 	for _, f := range []string{"threshold-loss", "w1", "w2", "rounds", "round-epochs", "budgets", "budget-groups", "budget-min", "budget-max", "budget-k", "pdp-accounting"} {
 		m[f] = pdp
 	}

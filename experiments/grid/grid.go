@@ -105,6 +105,24 @@ func (g *Grid) Dir(out string, i int) (string, error) {
 
 // Validate checks that every cell is a valid configuration, that rows have
 // one value per column, and that no two cells share a key.
+// MaxCells is the largest grid accepted: far above a paper's table (PTR
+// Table 1 at two budgets and five seeds is 210 cells), small enough that
+// building, planning and collecting a grid stays in bounded time and memory.
+const MaxCells = 10000
+
+// checkSize refuses a grid whose dimensions multiply past MaxCells, before
+// any cell is built.
+func checkSize(name string, dims ...int) error {
+	n := 1
+	for _, d := range dims {
+		if d > MaxCells || n*d > MaxCells {
+			return fmt.Errorf("%s: the grid would have more than %d cells (%v settings per dimension); split it", name, MaxCells, dims)
+		}
+		n *= d
+	}
+	return nil
+}
+
 func (g *Grid) Validate() error {
 	if len(g.Cells) == 0 {
 		return fmt.Errorf("grid %s: no cells", g.Name)
@@ -189,7 +207,7 @@ func (g *Grid) RunCell(ctx context.Context, out string, i int, progress io.Write
 	cfg.Out = dir
 	_, statErr := os.Stat(filepath.Join(dir, "state.json"))
 	resume := statErr == nil
-	s, err := runner.Train(ctx, cfg, runner.Options{Progress: progress, Resume: resume})
+	s, err := runner.Train(ctx, cfg, runner.Options{Progress: progress, Resume: resume, Foreign: []string{"cell.json", ".cell.lock"}})
 	if err != nil {
 		return nil, fmt.Errorf("grid %s: cell %d (%s, seed %d): %w", g.Name, i, strings.Join(c.Row, " "), c.Seed, err)
 	}

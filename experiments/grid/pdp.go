@@ -69,6 +69,9 @@ func (t PDPTable) Grid() (*Grid, error) {
 	if t.Steps < 0 || t.Steps == 0 && !(t.Epochs > 0) || t.Rounds < 1 {
 		return nil, fmt.Errorf("pdp-table: need epochs > 0 (or steps > 0) and rounds ≥ 1, got epochs %v, steps %d, rounds %d", t.Epochs, t.Steps, t.Rounds)
 	}
+	if err := checkSize("pdp-table", len(t.Presets), len(t.Accountings), len(t.Methods), len(t.Seeds)); err != nil {
+		return nil, err
+	}
 	g := &Grid{Name: "pdp-table", Columns: []string{"dataset", "accounting", "method"}}
 	for _, p := range t.Presets {
 		for _, acc := range t.Accountings {

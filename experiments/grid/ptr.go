@@ -133,6 +133,23 @@ func (t PTRTable) Grid() (*Grid, error) {
 	if t.Steps < 0 {
 		return nil, fmt.Errorf("ptr-table: steps must be ≥ 0, got %d", t.Steps)
 	}
+	if err := checkSize("ptr-table", len(t.Epsilons), len(t.Corruptions), len(t.Methods), len(t.Seeds)); err != nil {
+		return nil, err
+	}
+	for _, m := range t.Methods {
+		if m != "tsgd-ptr" && m != "tsgd-gaussian" && m != "dpsgd" {
+			return nil, fmt.Errorf("ptr-table: unknown method %q (want tsgd-ptr, tsgd-gaussian or dpsgd)", m)
+		}
+		if m == "tsgd-ptr" && t.Accountant == "pld" {
+			return nil, errors.New("ptr-table: accountant pld: TSGD+PTR has no proven privacy loss distribution; drop tsgd-ptr from --methods or use --accountant rdp")
+		}
+	}
+	if t.Accountant != "" && t.Accountant != "pld" && t.Accountant != "rdp" {
+		return nil, fmt.Errorf("ptr-table: accountant must be pld or rdp, got %q", t.Accountant)
+	}
+	if t.DPSGDSigma != 0 && !(t.DPSGDSigma > 0 && !math.IsInf(t.DPSGDSigma, 1)) {
+		return nil, fmt.Errorf("ptr-table: the dpsgd σ must be finite and > 0 (0: the preset's), got %v", t.DPSGDSigma)
+	}
 	g := &Grid{Name: "ptr-table", Columns: []string{"dataset", "ε", "corruption", "CR", "method"}}
 	for _, eps := range t.Epsilons {
 		for _, c := range t.Corruptions {

@@ -1,6 +1,7 @@
 package grid
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -27,6 +28,10 @@ type SlurmOptions struct {
 	Extra []string
 }
 
+// ErrUnsafeValue is wrapped by WriteSlurm's refusals of values a script
+// cannot hold (control characters, sbatch separators).
+var ErrUnsafeValue = errors.New("refused")
+
 // maxArrayIndex is Slurm's default MaxArraySize − 1 (slurm.conf).
 const maxArrayIndex = 1000
 
@@ -52,6 +57,9 @@ func (g *Grid) WriteSlurm(out string, o SlurmOptions) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("slurm: %w", err)
 	}
+	if err := o.check(abs); err != nil {
+		return nil, err
+	}
 	dir := filepath.Join(abs, "slurm")
 	if err := os.MkdirAll(filepath.Join(dir, "logs"), 0o755); err != nil {
 		return nil, fmt.Errorf("slurm: %w", err)
@@ -75,15 +83,15 @@ func (g *Grid) WriteSlurm(out string, o SlurmOptions) ([]string, error) {
 	header := func(b *strings.Builder, job string) {
 		b.WriteString("#!/bin/bash\n")
 		fmt.Fprintf(b, "# Written by `trainer %s --slurm` for grid %s (%d cells).\n", shellJoin(o.Args), g.Name, len(g.Cells))
-		fmt.Fprintf(b, "#SBATCH --job-name=%s\n", job)
+		fmt.Fprintf(b, "#SBATCH %s\n", sbatchQuote("--job-name="+job))
 		if o.Partition != "" {
-			fmt.Fprintf(b, "#SBATCH --partition=%s\n", o.Partition)
+			fmt.Fprintf(b, "#SBATCH %s\n", sbatchQuote("--partition="+o.Partition))
 		}
 		if o.Account != "" {
-			fmt.Fprintf(b, "#SBATCH --account=%s\n", o.Account)
+			fmt.Fprintf(b, "#SBATCH %s\n", sbatchQuote("--account="+o.Account))
 		}
 		for _, e := range o.Extra {
-			fmt.Fprintf(b, "#SBATCH %s\n", e)
+			fmt.Fprintf(b, "#SBATCH %s\n", sbatchQuote(e))
 		}
 	}
 	var files []string
@@ -108,7 +116,7 @@ func (g *Grid) WriteSlurm(out string, o SlurmOptions) ([]string, error) {
 		if r.Time > 0 {
 			fmt.Fprintf(&b, "#SBATCH --time=%s\n", slurmDuration(r.Time))
 		}
-		fmt.Fprintf(&b, "#SBATCH --output=%s\n", filepath.Join(dir, "logs", g.Name+"-"+cl+"-%A_%a.log"))
+		fmt.Fprintf(&b, "#SBATCH %s\n", sbatchQuote("--output="+slurmPattern(filepath.Join(dir, "logs", g.Name+"-"+cl))+"-%A_%a.log"))
 		b.WriteString("#SBATCH --open-mode=append\n#SBATCH --requeue\n")
 		// SIGTERM two minutes before the time limit: the trainer writes a
 		// checkpoint, so a resubmitted task continues where this one stopped.
@@ -121,13 +129,13 @@ func (g *Grid) WriteSlurm(out string, o SlurmOptions) ([]string, error) {
 			return nil, err
 		}
 		files = append(files, path)
-		fmt.Fprintf(&submit, "j=$(sbatch --parsable %s)\nj=${j%%%%;*}\necho \"array %s (%d cells): job $j\"\ndeps=\"$deps:$j\"\n",
-			shellQuote(filepath.Base(path)), cl, len(classes[cl]))
+		fmt.Fprintf(&submit, "j=$(sbatch --parsable %s)\nj=${j%%%%;*}\necho %s\"$j\"\ndeps=\"$deps:$j\"\n",
+			shellQuote(filepath.Base(path)), shellQuote(fmt.Sprintf("array %s (%d cells): job ", cl, len(classes[cl]))))
 	}
 	var b strings.Builder
 	header(&b, g.Name+"-collect")
 	b.WriteString("#SBATCH --cpus-per-task=1\n#SBATCH --mem=1024M\n#SBATCH --time=0-00:15:00\n")
-	fmt.Fprintf(&b, "#SBATCH --output=%s\n", filepath.Join(dir, "logs", g.Name+"-collect-%j.log"))
+	fmt.Fprintf(&b, "#SBATCH %s\n", sbatchQuote("--output="+slurmPattern(filepath.Join(dir, "logs", g.Name+"-collect"))+"-%j.log"))
 	b.WriteString("set -euo pipefail\n")
 	fmt.Fprintf(&b, "exec %s --collect\n", cmd)
 	cpath := filepath.Join(dir, "collect.sbatch")
@@ -135,7 +143,7 @@ func (g *Grid) WriteSlurm(out string, o SlurmOptions) ([]string, error) {
 		return nil, err
 	}
 	files = append(files, cpath)
-	fmt.Fprintf(&submit, "echo \"collect: runs after$(echo \"$deps\" | tr ':' ' '); table in %s\"\n", filepath.Join(abs, "table.md"))
+	fmt.Fprintf(&submit, "printf 'collect: runs after%%s; table in %%s\\n' \"$(echo \"$deps\" | tr ':' ' ')\" %s\n", shellQuote(filepath.Join(abs, "table.md")))
 	submit.WriteString("sbatch --dependency=\"afterany$deps\" \"$@\" collect.sbatch\n")
 	spath := filepath.Join(dir, "submit.sh")
 	if err := writeFile(spath, []byte(submit.String()), 0o755); err != nil {
@@ -179,4 +187,60 @@ func shellJoin(args []string) string {
 		q[i] = shellQuote(a)
 	}
 	return strings.Join(q, " ")
+}
+
+// check refuses values the scripts cannot hold safely: a control character
+// (newline, CR, NUL, any other C0 or DEL) would end a comment, an #SBATCH
+// line or a shell word wherever it is written; values on #SBATCH lines must
+// not contain "hetjob" or "packjob" (sbatch splits a heterogeneous job at any
+// directive line containing either word, case-insensitively); a backslash in
+// the log path would turn off sbatch's %A/%a/%j replacement; an extra
+// option must be an option (start with '-').
+func (o SlurmOptions) check(out string) error {
+	type value struct{ what, v string }
+	vals := []value{{"--trainer", o.Trainer}, {"--out", out}, {"--slurm-partition", o.Partition}, {"--slurm-account", o.Account}}
+	for _, a := range o.Args {
+		vals = append(vals, value{"argument", a})
+	}
+	for _, e := range o.Extra {
+		vals = append(vals, value{"--slurm-option", e})
+		if !strings.HasPrefix(e, "-") {
+			return fmt.Errorf("slurm: --slurm-option %q is not an sbatch option (want e.g. --qos=normal): %w", e, ErrUnsafeValue)
+		}
+	}
+	for i, v := range vals {
+		if j := strings.IndexFunc(v.v, func(r rune) bool { return r < 0x20 || r == 0x7f }); j >= 0 {
+			return fmt.Errorf("slurm: %s %q holds control character %U, which cannot be written into a script: %w", v.what, v.v, v.v[j], ErrUnsafeValue)
+		}
+		if v.what == "argument" || v.what == "--trainer" {
+			continue // shell-quoted on command lines, never on #SBATCH lines
+		}
+		if l := strings.ToLower(v.v); strings.Contains(l, "hetjob") || strings.Contains(l, "packjob") {
+			return fmt.Errorf("slurm: %s %q contains \"hetjob\" or \"packjob\", which sbatch reads as a heterogeneous-job separator: %w", v.what, v.v, ErrUnsafeValue)
+		}
+		if i == 1 && strings.ContainsRune(v.v, '\\') {
+			return fmt.Errorf("slurm: --out %q holds a backslash, which turns off sbatch's %%A/%%a/%%j log-name replacement: %w", v.v, ErrUnsafeValue)
+		}
+	}
+	return nil
+}
+
+// sbatchQuote writes s as one argument of an #SBATCH line. sbatch splits
+// directive lines itself (src/sbatch/opt.c, get_argument): whitespace
+// separates arguments, '…' or "…" group, a backslash escapes the next
+// character (also inside quotes) and an unquoted # starts a comment. Plain
+// values stay bare; others are double-quoted with \ and " escaped.
+func sbatchQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=,+@%", r))
+	}) < 0 {
+		return s
+	}
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
+}
+
+// slurmPattern escapes a literal path for an sbatch filename pattern, in
+// which % introduces a replacement (%j, %A, …) and %% is a literal %.
+func slurmPattern(path string) string {
+	return strings.ReplaceAll(path, "%", "%%")
 }

@@ -74,6 +74,11 @@ func SyncDir(dir string) error {
 	return nil
 }
 
+// IsTemp reports whether name is a temporary file of an interrupted write.
+func IsTemp(name string) bool {
+	return strings.HasPrefix(name, ".") && strings.Contains(name, tempMarker)
+}
+
 // RemoveTemps deletes the temporary files that writes interrupted by a
 // crash or kill left in dir (names "."+base+".tmp-"+suffix) and returns
 // their names. Call it only while no other process writes to dir.
@@ -116,6 +121,24 @@ func ReadRegular(path string) ([]byte, error) {
 		return nil, err
 	}
 	return os.ReadFile(path)
+}
+
+// ReadRegularMax reads a whole regular file of at most max bytes: larger
+// files are refused without being read (also one that grows while read).
+func ReadRegularMax(path string, max int64) ([]byte, error) {
+	f, err := OpenRegular(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > max {
+		return nil, fmt.Errorf("%s is larger than %d bytes", path, max)
+	}
+	return data, nil
 }
 
 // OpenRegular opens a file for reading after RequireRegular.

@@ -136,3 +136,33 @@ func TestLock(t *testing.T) {
 	l2.Release()
 	l2.Release() // twice is fine
 }
+
+// TestLockReleaseAndRemove: ReleaseAndRemove leaves no lock file, a later
+// Lock works, and InUse reports the holder only while the lock is held.
+func TestLockReleaseAndRemove(t *testing.T) {
+	dir := t.TempDir()
+	l, err := Lock(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if who, inUse := InUse(dir); !inUse || who != fmt.Sprintf("process %d", os.Getpid()) {
+		t.Errorf("InUse while held: %q %v", who, inUse)
+	}
+	if err := l.ReleaseAndRemove(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, LockFile)); !os.IsNotExist(err) {
+		t.Errorf("lock file left: %v", err)
+	}
+	if _, inUse := InUse(dir); inUse {
+		t.Error("InUse after release")
+	}
+	l2, err := Lock(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l2.Release()
+	if _, err := Lock(dir); !errors.Is(err, ErrInUse) {
+		t.Errorf("second Lock: %v", err)
+	}
+}

@@ -18,5 +18,11 @@ func Lock(dir string) (*DirLock, error) {
 	return nil, errors.New("run directory locking needs a unix system (flock)")
 }
 
+// InUse reports false: there is no lock.
+func InUse(string) (string, bool) { return "", false }
+
+// ReleaseAndRemove is a no-op.
+func (l *DirLock) ReleaseAndRemove() error { return nil }
+
 // Release is a no-op.
 func (l *DirLock) Release() error { return nil }

@@ -33,6 +33,59 @@ func Lock(dir string) (*DirLock, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("run directory: %w", err)
 	}
+	// A lock file unlinked by ReleaseAndRemove between our open and flock
+	// would lock nothing: retry until the locked file is the one at path.
+	for try := 0; ; try++ {
+		l, err := lockOnce(dir)
+		if err != nil || try == 10 {
+			return l, err
+		}
+		fi, serr := os.Stat(filepath.Join(dir, LockFile))
+		li, ferr := l.f.Stat()
+		if serr == nil && ferr == nil && os.SameFile(fi, li) {
+			return l, nil
+		}
+		l.Release()
+	}
+}
+
+// InUse reports whether another process holds dir's lock, and which (its
+// pid, or "another process"), without creating anything.
+func InUse(dir string) (string, bool) {
+	path := filepath.Join(dir, LockFile)
+	f, err := os.Open(path)
+	if err != nil {
+		return "", false
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		return holder(path), errors.Is(err, syscall.EWOULDBLOCK)
+	}
+	syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	return "", false
+}
+
+func holder(path string) string {
+	if b, err := os.ReadFile(path); err == nil {
+		if pid, perr := strconv.Atoi(strings.TrimSpace(string(b))); perr == nil {
+			return "process " + strconv.Itoa(pid)
+		}
+	}
+	return "another process"
+}
+
+// ReleaseAndRemove removes the lock file, then drops the lock: for a
+// directory left holding nothing else (a refused run). Lock retries when
+// the file it locked was removed meanwhile, so no two holders can result.
+func (l *DirLock) ReleaseAndRemove() error {
+	if l == nil || l.f == nil {
+		return nil
+	}
+	err := os.Remove(l.f.Name())
+	return errors.Join(err, l.Release())
+}
+
+func lockOnce(dir string) (*DirLock, error) {
 	path := filepath.Join(dir, LockFile)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
@@ -41,13 +94,7 @@ func Lock(dir string) (*DirLock, error) {
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		defer f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			holder := "another process"
-			if b, rerr := os.ReadFile(path); rerr == nil {
-				if pid, perr := strconv.Atoi(strings.TrimSpace(string(b))); perr == nil {
-					holder = "process " + strconv.Itoa(pid)
-				}
-			}
-			return nil, fmt.Errorf("run directory %s is %w by %s", dir, ErrInUse, holder)
+			return nil, fmt.Errorf("run directory %s is %w by %s", dir, ErrInUse, holder(path))
 		}
 		return nil, fmt.Errorf("run directory %s: lock: %w", dir, err)
 	}
