@@ -30,8 +30,8 @@ func TestSilentAcceptancesRefused(t *testing.T) {
 		want  string
 		lines int // stderr lines (0: exactly one)
 	}{
-		{append(tr, "--checkpoint-every", "-1"), "intervals must be ≥ 0", 0},
-		{append(tr, "--eval-every", "-1"), "intervals must be ≥ 0", 0},
+		{append(tr, "--checkpoint-every", "-1"), "checkpoint interval must be ≥ 0", 0},
+		{append(tr, "--eval-every", "-2"), "evaluation interval ≥ −1", 0},
 		{append(tr, "--method", "pdp-sgd", "--round-epochs", "-1"), "epochs per round must be finite and ≥ 0", 0},
 		{append(tr, "--method", "dpsgd", "--accountant", "pld", "--allow-unproven"), "options of the RDP accountant", 0},
 		{append(tr, "--method", "dpsgd", "--accountant", "pld", "--conversion", "mironov"), "options of the RDP accountant", 0},
