@@ -31,6 +31,8 @@ func TestRGMFlagErrors(t *testing.T) {
 		{"--out", t.TempDir(), "--runs", "0"},
 		{"--out", t.TempDir(), "extra"},
 		{"--bogus"},
+		{"--out", t.TempDir(), "--figure", "--protocol", "code"},
+		{"--out", t.TempDir(), "--protocol", "authors"}, // --protocol without --figure
 	} {
 		var so, se bytes.Buffer
 		if code := runRGM(args, &so, &se); code != 2 {
