@@ -15,6 +15,8 @@ import (
 	"github.com/privtrain/privtrain/datasets"
 	"github.com/privtrain/privtrain/model"
 	"github.com/privtrain/privtrain/optim"
+	"github.com/privtrain/privtrain/optim/pdpsgd"
+	"github.com/privtrain/privtrain/privacy"
 )
 
 // pdpRun is a short personalized run on real MNIST with the paper's CNN.
@@ -27,6 +29,11 @@ func pdpRun(method, out string) TrainConfig {
 	c.Out = out
 	c.Seed = 5
 	c.ReproducibleNoise = true // runs in different directories are compared
+	if method == "pdp-adapdp" {
+		// Rounds cut at the configured 4 steps (smoke test): run to τ_T
+		// they take tens of thousands (TestAdaPDPRunsToThreshold).
+		c.PDP.AdaPDPRounds = adaPDPSteps
+	}
 	return c
 }
 
@@ -402,4 +409,56 @@ func TestEnsembleAccuracy(t *testing.T) {
 	if _, err := ensembleAccuracy([]model.Model{a}, []float64{0}, x, labels, test.Dim()); err == nil {
 		t.Error("zero weights accepted")
 	}
+}
+
+// TestAdaPDPRunsToThreshold trains pdp-adapdp with its rounds run to τ_T
+// (Algorithm 2) at a large batch, so that a round takes few steps: each
+// round's length is the ledger's (the largest that keeps every class within
+// its cap; one more step would pass one), not the configured length, the
+// run's iterations add up, and no budget is exceeded.
+func TestAdaPDPRunsToThreshold(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains a CNN on MNIST")
+	}
+	c := pdpRun("pdp-adapdp", t.TempDir())
+	c.PDP.AdaPDPRounds = "" // the default: Algorithm 2
+	c.PDP.Accounting = "rdp"
+	c.Sigma, c.BatchSize = 2, 2000 // round 1: a few hundred steps
+	c.Steps = 0
+	c.PDP.RoundEpochs = 0.001 // ignored: rounds end at τ_T
+	s, err := Train(context.Background(), c, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum pdpSummary
+	if err := readJSON(filepath.Join(c.Out, summaryFile), &sum); err != nil {
+		t.Fatal(err)
+	}
+	rep := sum.PDP
+	total := 0
+	for _, r := range rep.Rounds {
+		total += r.Steps
+	}
+	if len(rep.Rounds) != 2 || total != s.Steps || rep.Iterations != s.Steps || rep.Rounds[0].Steps <= 2 {
+		t.Fatalf("rounds %+v, %d steps", rep.Rounds, s.Steps)
+	}
+	// Replay round 1 on a fresh ledger: the same plan, n steps fit and
+	// n + 1 do not.
+	budgets, err := pdpsgd.GroupSpec{Groups: c.PDP.BudgetGroups, Min: c.PDP.BudgetMin, Max: c.PDP.BudgetMax}.Generate(60000, c.Delta, optim.DeriveSeed(c.Seed, "budgets"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := pdpsgd.NewLedger(budgets, privacy.Conversion(c.Conversion))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := float64(c.BatchSize) / 60000
+	r, err := l.Plan(pdpsgd.PlanRequest{Q: q, Steps: rep.Rounds[0].Steps + 1, Loss: c.PDP.loss(), Sigma: c.Sigma})
+	if err != nil || r.Steps != rep.Rounds[0].Steps {
+		t.Fatalf("replayed round 1: %d steps (%v), the run took %d", r.Steps, err, rep.Rounds[0].Steps)
+	}
+	if g := rep.Guarantee; g.MinSlack < 0 || g.SpentMax > 1 {
+		t.Errorf("guarantee %+v", g)
+	}
+	t.Logf("rounds: %d and %d steps, τ %.3f / %.3f, test accuracy %.3f", rep.Rounds[0].Steps, rep.Rounds[1].Steps, rep.Rounds[0].Tau, rep.Rounds[1].Tau, s.TestAccuracy)
 }

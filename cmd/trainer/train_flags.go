@@ -94,7 +94,7 @@ var methodFlags = func() map[string][]string {
 		"epochs": sgd, "eval-every": sgd, "corruption": sgd, "corruption-ratio": sgd,
 		"clip":  append(append([]string{"nonprivate-robust"}, private...), pdp...),
 		"delta": append(append([]string{}, private...), pdp...), "conversion": append(append([]string{}, private...), pdp...),
-		"noise-guard": {"pdp-sgd"},
+		"noise-guard": {"pdp-sgd"}, "adapdp-rounds": {"pdp-adapdp"}, "sampling-draw": {"pdp-sampling"},
 	}
 	for _, f := range []string{"threshold-loss", "w1", "w2", "rounds", "round-epochs", "budgets", "budget-groups", "budget-min", "budget-max", "budget-k", "pdp-accounting"} {
 		m[f] = pdp

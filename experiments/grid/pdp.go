@@ -94,6 +94,10 @@ func (t PDPTable) Grid() (*Grid, error) {
 					}
 					if t.Steps > 0 {
 						cfg.Steps, cfg.PDP.RoundEpochs = t.Steps, 0
+						if method == "pdp-adapdp" {
+							// Smoke runs: rounds cut at the steps, not run to τ_T.
+							cfg.PDP.AdaPDPRounds = "steps"
+						}
 					}
 					cfg.DataDir, cfg.Seed, cfg.Out = t.DataDir, seed, ""
 					r := Resources{CPUs: 2, MemMB: 3072, Time: time.Hour}

@@ -8,14 +8,13 @@ import "testing"
 // 10ea005), so grids started then resume into the same directories. A pld
 // cell gets a key of its own. The pdp-sgd cells (noise guard, pdp.noise_guard
 // in their configuration) must NOT keep their old keys: a result computed
-// without the guard must never be reused for the guarded method.
+// without the guard must never be reused for the guarded method; nor the
+// pdp-adapdp cells (pdp.adapdp_rounds "threshold": rounds run to τ_T).
 func TestPDPTableKeysStable(t *testing.T) {
 	want := map[[3]string]string{
-		{"mnist", "rdp", "pdp-dpsgd"}:            "41778268b48701bc",
-		{"mnist", "rdp", "pdp-sampling"}:         "a132a4b6f3c7684c",
-		{"mnist", "rdp", "pdp-adapdp"}:           "4dbf54be8e712c62",
-		{"fashion-mnist", "rdp", "pdp-dpsgd"}:    "a7dbdecc2e2dd13c",
-		{"fashion-mnist", "paper", "pdp-adapdp"}: "0c3f3ae81d0ed755",
+		{"mnist", "rdp", "pdp-dpsgd"}:         "41778268b48701bc",
+		{"mnist", "rdp", "pdp-sampling"}:      "a132a4b6f3c7684c",
+		{"fashion-mnist", "rdp", "pdp-dpsgd"}: "a7dbdecc2e2dd13c",
 	}
 	// Keys of pdp-sgd cells before the noise guard (rdp and paper since
 	// 10ea005, pld since 3f2da38).
@@ -25,6 +24,10 @@ func TestPDPTableKeysStable(t *testing.T) {
 		{"mnist", "pld", "pdp-sgd-adaptive"}:         "1d56aa0e7a27a3a3",
 		{"mnist", "paper", "pdp-sgd-fixed"}:          "60dc94568198f2b0",
 		{"fashion-mnist", "rdp", "pdp-sgd-adaptive"}: "9818278683fe990d",
+		// AdaPDP cells before its rounds ran to τ_T (issue 27): the
+		// truncated results must not be reused.
+		{"mnist", "rdp", "pdp-adapdp"}:           "4dbf54be8e712c62",
+		{"fashion-mnist", "paper", "pdp-adapdp"}: "0c3f3ae81d0ed755",
 	}
 	g, err := PDPTable{Presets: []string{"pdp-mnist", "pdp-fashion-mnist"}, Methods: PDPMethods(),
 		Accountings: []string{"pld", "rdp", "paper"}, Seeds: []uint64{1}, Epochs: 25, Rounds: 2}.Grid()
