@@ -31,6 +31,9 @@ type PDPRound struct {
 	Tau   float64 `json:"tau"`
 	Sigma float64 `json:"sigma"`
 	Steps int     `json:"steps"`
+	// Q is the round's base sampling rate (batch/N; pdp-sampling's one-time
+	// draw: batch/Σπ_i).
+	Q float64 `json:"q,omitempty"`
 	// Eligible examples had budget left; Participants = Σ_i π_i is the
 	// expected |D_R|.
 	Eligible     int     `json:"eligible"`
@@ -467,7 +470,7 @@ func (j *pdpJob) end(step int, _ optim.StepResult, metrics *runLogs) (bool, erro
 	if err := metrics.public.Write(map[string]any{"step": end - 1, "round": R + 1, "test_accuracy": acc}); err != nil {
 		return false, err
 	}
-	rep := PDPRound{Round: R + 1, Tau: plan.Tau, Sigma: plan.Sigma, Steps: plan.Steps, Eligible: plan.Eligible,
+	rep := PDPRound{Round: R + 1, Tau: plan.Tau, Sigma: plan.Sigma, Steps: plan.Steps, Q: plan.Q, Eligible: plan.Eligible,
 		Participants: plan.Participants, Loss: plan.Loss, TestAccuracy: acc, Seconds: j.seconds() - j.st.TrainSecs}
 	j.st.Round, j.tr = nil, nil
 	j.st.NextRound = R + 1

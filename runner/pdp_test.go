@@ -360,23 +360,45 @@ func TestPDPValidate(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, f := range map[string]func(*TrainConfig){
-		"loss":       func(c *TrainConfig) { c.PDP.ThresholdLoss = "median" },
-		"weights":    func(c *TrainConfig) { c.PDP.W1, c.PDP.W2 = 0, 0 },
-		"rounds":     func(c *TrainConfig) { c.PDP.Rounds = 0 },
-		"length":     func(c *TrainConfig) { c.Steps, c.PDP.RoundEpochs = 0, 0 },
-		"target":     func(c *TrainConfig) { c.TargetEpsilon = 1 },
-		"corruption": func(c *TrainConfig) { c.Corruption, c.CorruptionRatio = "label-flip", 0.1 },
-		"clip":       func(c *TrainConfig) { c.ClipNorm = 0 },
-		"delta":      func(c *TrainConfig) { c.Delta = 0 },
-		"groups":     func(c *TrainConfig) { c.PDP.BudgetMin, c.PDP.BudgetMax = 1, 0.5 },
-		"k":          func(c *TrainConfig) { c.PDP.BudgetMax, c.PDP.BudgetK = 4, -0.2 },
-		"adapdp σ":   func(c *TrainConfig) { c.Method, c.Sigma = "pdp-adapdp", 0 },
-		"accounting": func(c *TrainConfig) { c.PDP.Accounting = "moments" },
+		"loss":                     func(c *TrainConfig) { c.PDP.ThresholdLoss = "median" },
+		"weights":                  func(c *TrainConfig) { c.PDP.W1, c.PDP.W2 = 0, 0 },
+		"rounds":                   func(c *TrainConfig) { c.PDP.Rounds = 0 },
+		"length":                   func(c *TrainConfig) { c.Steps, c.PDP.RoundEpochs = 0, 0 },
+		"target":                   func(c *TrainConfig) { c.TargetEpsilon = 1 },
+		"corruption":               func(c *TrainConfig) { c.Corruption, c.CorruptionRatio = "label-flip", 0.1 },
+		"clip":                     func(c *TrainConfig) { c.ClipNorm = 0 },
+		"delta":                    func(c *TrainConfig) { c.Delta = 0 },
+		"groups":                   func(c *TrainConfig) { c.PDP.BudgetMin, c.PDP.BudgetMax = 1, 0.5 },
+		"k":                        func(c *TrainConfig) { c.PDP.BudgetMax, c.PDP.BudgetK = 4, -0.2 },
+		"adapdp σ":                 func(c *TrainConfig) { c.Method, c.Sigma = "pdp-adapdp", 0 },
+		"accounting":               func(c *TrainConfig) { c.PDP.Accounting = "moments" },
+		"adapdp rounds on pdp-sgd": func(c *TrainConfig) { c.PDP.AdaPDPRounds = "threshold" },
+		"adapdp rounds name":       func(c *TrainConfig) { c.Method, c.PDP.NoiseGuard, c.PDP.AdaPDPRounds = "pdp-adapdp", 0, "epochs" },
+		"draw on pdp-sgd":          func(c *TrainConfig) { c.PDP.SamplingDraw = "once" },
+		"draw name":                func(c *TrainConfig) { c.Method, c.PDP.NoiseGuard, c.PDP.SamplingDraw = "pdp-sampling", 0, "twice" },
+		"once without paper": func(c *TrainConfig) {
+			c.Method, c.PDP.NoiseGuard, c.PDP.SamplingDraw, c.PDP.Accounting = "pdp-sampling", 0, "once", "pld"
+		},
 	} {
 		c := pdpRun("pdp-sgd", "x")
 		f(&c)
 		if err := c.Validate(); err == nil {
 			t.Errorf("%s: accepted", name)
+		}
+	}
+	// The named variants themselves are accepted.
+	for _, f := range []func(*TrainConfig){
+		func(c *TrainConfig) { c.Method, c.PDP.NoiseGuard, c.PDP.AdaPDPRounds = "pdp-adapdp", 0, "steps" },
+		func(c *TrainConfig) { c.Method, c.PDP.NoiseGuard, c.PDP.AdaPDPRounds = "pdp-adapdp", 0, "threshold" },
+		func(c *TrainConfig) { c.Method, c.PDP.NoiseGuard, c.PDP.SamplingDraw = "pdp-sampling", 0, "per-step" },
+		func(c *TrainConfig) {
+			c.Method, c.PDP.NoiseGuard, c.PDP.SamplingDraw, c.PDP.Accounting = "pdp-sampling", 0, "once", "paper"
+		},
+	} {
+		c := pdpRun("pdp-sgd", "x")
+		f(&c)
+		if err := c.Validate(); err != nil {
+			t.Errorf("%s %+v: %v", c.Method, c.PDP, err)
 		}
 	}
 }
