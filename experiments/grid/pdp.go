@@ -18,11 +18,15 @@ type PDPTable struct {
 	Presets []string // pdp-mnist, pdp-fashion-mnist, pdp-svhn
 	DataDir string
 	// Methods are pdp-dpsgd, pdp-sampling, pdp-adapdp, pdp-sgd-fixed and
-	// pdp-sgd-adaptive (pdp-sgd with the loss_f or loss_a threshold).
+	// pdp-sgd-adaptive (pdp-sgd with the loss_f or loss_a threshold), and
+	// the reference pdp-ceiling (PDPReferenceMethods).
 	Methods []string
-	// Accountings are the PDP accountings (pld, rdp, paper); a cell's
-	// TrainConfig names its accounting explicitly, so the keys of rdp and
-	// paper cells are those they had before pld existed.
+	// Accountings are the PDP accountings (pld, rdp, paper), each
+	// optionally with the paper's RDP-to-DP conversion as "<acc>-mironov"
+	// (rdp-mironov: the paper's accounting, ε = ρ + log(1/δ)/(α − 1);
+	// without the suffix the presets' bbg conversion). A cell's TrainConfig
+	// names its accounting explicitly, so the keys of rdp and paper cells
+	// are those they had before pld existed.
 	Accountings []string
 	Seeds       []uint64
 	// Epochs is the run length of every method (the paper's Table 2
@@ -39,6 +43,14 @@ type PDPTable struct {
 func PDPMethods() []string {
 	return []string{"pdp-dpsgd", "pdp-sampling", "pdp-adapdp", "pdp-sgd-fixed", "pdp-sgd-adaptive"}
 }
+
+// PDPReferenceMethods are reference rows beside the paper's methods:
+// pdp-ceiling is DP-SGD (pdp-dpsgd) with every example's budget at the
+// largest ε_i of the preset (one budget group at BudgetMax), the same model
+// and length as pdp-dpsgd. No valid (Φ, Δ)-PDP run of the same setup whose
+// examples hold budgets ≤ max ε_i is expected to beat it by more than the
+// noise between seeds: it spends the largest budget on everyone.
+func PDPReferenceMethods() []string { return []string{"pdp-ceiling"} }
 
 // pdpPaper is Table 1 of the PDP paper at k = 0 (test accuracy in %).
 var pdpPaper = map[string]map[string]float64{
@@ -70,14 +82,19 @@ func (t PDPTable) Grid() (*Grid, error) {
 		for _, acc := range t.Accountings {
 			for _, m := range t.Methods {
 				method, loss, ok := strings.Cut(m, "-sgd-")
-				if ok {
+				ceiling := m == "pdp-ceiling"
+				switch {
+				case ok:
 					method = "pdp-sgd"
-				} else {
+				case ceiling:
+					method = "pdp-dpsgd"
+				default:
 					method = m
 				}
-				if !ok && !contains(PDPMethods(), m) {
-					return nil, fmt.Errorf("pdp-table: unknown method %q (known: %s)", m, strings.Join(PDPMethods(), ", "))
+				if !ok && !ceiling && !contains(PDPMethods(), m) {
+					return nil, fmt.Errorf("pdp-table: unknown method %q (known: %s)", m, strings.Join(append(PDPMethods(), PDPReferenceMethods()...), ", "))
 				}
+				accounting, mironov := strings.CutSuffix(acc, "-mironov")
 				for _, seed := range t.Seeds {
 					cfg := runner.DefaultConfig()
 					cfg.Method = method
@@ -87,7 +104,13 @@ func (t PDPTable) Grid() (*Grid, error) {
 					if ok {
 						cfg.PDP.ThresholdLoss = loss
 					}
-					cfg.PDP.Accounting = acc
+					cfg.PDP.Accounting = accounting
+					if mironov {
+						cfg.Conversion = "mironov"
+					}
+					if ceiling {
+						cfg.PDP.BudgetGroups, cfg.PDP.BudgetMin, cfg.PDP.BudgetK = 1, cfg.PDP.BudgetMax, 0
+					}
 					cfg.PDP.Rounds, cfg.PDP.RoundEpochs = 1, t.Epochs
 					if method == "pdp-sgd" || method == "pdp-adapdp" {
 						cfg.PDP.Rounds, cfg.PDP.RoundEpochs = t.Rounds, t.Epochs/float64(t.Rounds)

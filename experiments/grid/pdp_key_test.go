@@ -1,6 +1,15 @@
 package grid
 
-import "testing"
+import (
+	"context"
+	"fmt"
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/privtrain/privtrain/runner"
+)
 
 // TestPDPTableKeysStable pins the cell keys (run directories) of the rdp and
 // paper cells of the PDP table that the noise guard does not touch: they
@@ -64,5 +73,67 @@ func TestPDPTableKeysStable(t *testing.T) {
 	}
 	if found != len(want) || len(g.Cells) != 30 {
 		t.Errorf("found %d of %d pinned cells among %d cells (want 30)", found, len(want), len(g.Cells))
+	}
+}
+
+// TestPDPCeilingAndMironovCells checks the reference and conversion cells:
+// pdp-ceiling is pdp-dpsgd with one budget group at the preset's largest ε_i
+// and otherwise the same configuration (model, length, σ search, seed);
+// "<acc>-mironov" cells use the paper's conversion; every key is distinct.
+func TestPDPCeilingAndMironovCells(t *testing.T) {
+	g, err := PDPTable{Presets: []string{"pdp-mnist"}, Methods: append(PDPMethods(), PDPReferenceMethods()...),
+		Accountings: []string{"pld", "rdp-mironov", "paper-mironov"}, Seeds: []uint64{1, 2}, Epochs: 25, Rounds: 2}.Grid()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Cells) != 3*6*2 {
+		t.Fatalf("%d cells", len(g.Cells))
+	}
+	dpsgd := map[[2]string]runner.TrainConfig{}
+	for _, c := range g.Cells {
+		if c.Row[2] == "pdp-dpsgd" {
+			dpsgd[[2]string{c.Row[1], fmt.Sprint(c.Seed)}] = c.Config
+		}
+	}
+	keys := map[string]bool{}
+	for _, c := range g.Cells {
+		k, err := Key(c.Config)
+		if err != nil || keys[k] {
+			t.Fatalf("%v: key %s (%v)", c.Row, k, err)
+		}
+		keys[k] = true
+		wantConv := "bbg"
+		if strings.HasSuffix(c.Row[1], "-mironov") {
+			wantConv = "mironov"
+		}
+		if c.Config.Conversion != wantConv || c.Config.PDP.Accounting != strings.TrimSuffix(c.Row[1], "-mironov") {
+			t.Errorf("%v: conversion %q accounting %q", c.Row, c.Config.Conversion, c.Config.PDP.Accounting)
+		}
+		if c.Row[2] != "pdp-ceiling" {
+			continue
+		}
+		want := dpsgd[[2]string{c.Row[1], fmt.Sprint(c.Seed)}]
+		want.PDP.BudgetGroups, want.PDP.BudgetMin = 1, want.PDP.BudgetMax
+		if !reflect.DeepEqual(c.Config, want) || c.Config.PDP.BudgetMax != 1 || !math.IsNaN(c.Paper) {
+			t.Errorf("%v: ceiling config %+v, want pdp-dpsgd's with budgets at max %+v", c.Row, c.Config.PDP, want.PDP)
+		}
+	}
+	if testing.Short() {
+		return
+	}
+	// The ceiling trains: every example at ε_i = 1 spends just under 1.
+	for _, c := range g.Cells {
+		if c.Row[2] != "pdp-ceiling" || c.Row[1] != "rdp-mironov" || c.Seed != 1 {
+			continue
+		}
+		cfg := c.Config
+		cfg.Steps, cfg.PDP.RoundEpochs, cfg.Out = 4, 0, t.TempDir()
+		s, err := runner.Train(context.Background(), cfg, runner.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !(s.Epsilon <= 1 && s.Epsilon > 0.99) || s.Conversion != "mironov" {
+			t.Errorf("ceiling: spent ε %v (%s)", s.Epsilon, s.Conversion)
+		}
 	}
 }
