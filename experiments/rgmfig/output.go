@@ -237,16 +237,27 @@ func (f *Figure) Table(w io.Writer) error {
 				fmt.Fprintf(w, " %s %.3g×", r.Curve, r.Ratio)
 			}
 			fmt.Fprintln(w)
+			if ratios[0].Excess > 0 {
+				fmt.Fprint(w, "  the same, each minus the no-noise plateau (noise-induced excess):")
+				for _, r := range ratios {
+					fmt.Fprintf(w, " %s %.3g×", r.Curve, r.Excess)
+				}
+				fmt.Fprintln(w)
+			}
 		}
 	}
 	return nil
 }
 
 // Ratio is an RGM curve's median plateau divided by the best clipping
-// curve's.
+// curve's; Excess divides the same plateaus minus the no-noise curve's
+// (what the noise and clipping add to the optimization error left after
+// the iterations; 0 when there is no successful no-noise curve or the best
+// clipping curve is not above it).
 type Ratio struct {
-	Curve string
-	Ratio float64
+	Curve  string
+	Ratio  float64
+	Excess float64
 }
 
 // RGMRatios returns the clipping curve with the lowest median plateau and
@@ -263,9 +274,19 @@ func (p Panel) RGMRatios() (best string, ratios []Ratio) {
 	if best == "" {
 		return "", nil
 	}
+	none := math.NaN()
+	for _, cr := range p.Curves {
+		if cr.Curve.Method == "none" && cr.Succeeded > 0 {
+			none = cr.FinalMedian
+		}
+	}
 	for _, cr := range p.Curves {
 		if cr.Curve.Method == "rgm" && cr.Succeeded > 0 {
-			ratios = append(ratios, Ratio{Curve: cr.Curve.Name, Ratio: cr.FinalMedian / bestGap})
+			r := Ratio{Curve: cr.Curve.Name, Ratio: cr.FinalMedian / bestGap}
+			if bestGap > none {
+				r.Excess = (cr.FinalMedian - none) / (bestGap - none)
+			}
+			ratios = append(ratios, r)
 		}
 	}
 	return best, ratios

@@ -216,3 +216,22 @@ func TestAuthorsProtocolShortRealData(t *testing.T) {
 		t.Error("unknown protocol accepted")
 	}
 }
+
+// TestRGMRatios checks the ratio table on hand-made plateaus.
+func TestRGMRatios(t *testing.T) {
+	p := Panel{Curves: []CurveResult{
+		{Curve: Curve{Name: "none", Method: ridgegd.MethodNone}, Succeeded: 1, FinalMedian: 1},
+		{Curve: Curve{Name: "rgm", Method: ridgegd.MethodRGM}, Succeeded: 1, FinalMedian: 6},
+		{Curve: Curve{Name: "rgm-x", Method: ridgegd.MethodRGM}, Succeeded: 0},
+		{Curve: Curve{Name: "clip-a", Method: ridgegd.MethodClip}, Succeeded: 1, FinalMedian: 3},
+		{Curve: Curve{Name: "clip-b", Method: ridgegd.MethodClip}, Succeeded: 1, FinalMedian: 2},
+	}}
+	best, r := p.RGMRatios()
+	if best != "clip-b" || len(r) != 1 || r[0].Ratio != 3 || r[0].Excess != 5 {
+		t.Errorf("best %q ratios %+v, want clip-b, 3×, excess 5×", best, r)
+	}
+	p.Curves[4].FinalMedian = 0.5 // best clipping below the no-noise plateau: no excess ratio
+	if _, r := p.RGMRatios(); r[0].Ratio != 12 || r[0].Excess != 0 {
+		t.Errorf("ratios %+v", r)
+	}
+}
