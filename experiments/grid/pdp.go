@@ -52,6 +52,12 @@ func PDPMethods() []string {
 // noise between seeds: it spends the largest budget on everyone.
 func PDPReferenceMethods() []string { return []string{"pdp-ceiling"} }
 
+// PDPVariantMethods are named variants of the paper's methods, not in the
+// default table: pdp-sampling-once is pdp-sampling with Definition B.1's
+// one-time draw of D_s (DP-SGD at rate batch/Σπ_i, Theorem 4.2), which only
+// paper accounting ("paper", "paper-mironov") accounts.
+func PDPVariantMethods() []string { return []string{"pdp-sampling-once"} }
+
 // pdpPaper is Table 1 of the PDP paper at k = 0 (test accuracy in %).
 var pdpPaper = map[string]map[string]float64{
 	"pdp-mnist": {"pdp-dpsgd": 90.42, "pdp-sampling": 92.50, "pdp-adapdp": 92.78,
@@ -82,17 +88,20 @@ func (t PDPTable) Grid() (*Grid, error) {
 		for _, acc := range t.Accountings {
 			for _, m := range t.Methods {
 				method, loss, ok := strings.Cut(m, "-sgd-")
-				ceiling := m == "pdp-ceiling"
+				ceiling, once := m == "pdp-ceiling", m == "pdp-sampling-once"
 				switch {
 				case ok:
 					method = "pdp-sgd"
 				case ceiling:
 					method = "pdp-dpsgd"
+				case once:
+					method = "pdp-sampling"
 				default:
 					method = m
 				}
-				if !ok && !ceiling && !contains(PDPMethods(), m) {
-					return nil, fmt.Errorf("pdp-table: unknown method %q (known: %s)", m, strings.Join(append(PDPMethods(), PDPReferenceMethods()...), ", "))
+				if !ok && !ceiling && !once && !contains(PDPMethods(), m) {
+					known := append(append(PDPMethods(), PDPReferenceMethods()...), PDPVariantMethods()...)
+					return nil, fmt.Errorf("pdp-table: unknown method %q (known: %s)", m, strings.Join(known, ", "))
 				}
 				accounting, mironov := strings.CutSuffix(acc, "-mironov")
 				for _, seed := range t.Seeds {
@@ -110,6 +119,9 @@ func (t PDPTable) Grid() (*Grid, error) {
 					}
 					if ceiling {
 						cfg.PDP.BudgetGroups, cfg.PDP.BudgetMin, cfg.PDP.BudgetK = 1, cfg.PDP.BudgetMax, 0
+					}
+					if once {
+						cfg.PDP.SamplingDraw = "once"
 					}
 					cfg.PDP.Rounds, cfg.PDP.RoundEpochs = 1, t.Epochs
 					if method == "pdp-sgd" || method == "pdp-adapdp" {

@@ -137,3 +137,20 @@ func TestPDPCeilingAndMironovCells(t *testing.T) {
 		}
 	}
 }
+
+// TestPDPSamplingOnceCells: the one-time draw is a named row under paper
+// accounting and refused (a clear error) under per-step accountings.
+func TestPDPSamplingOnceCells(t *testing.T) {
+	g, err := PDPTable{Presets: []string{"pdp-mnist"}, Methods: []string{"pdp-sampling", "pdp-sampling-once"},
+		Accountings: []string{"paper-mironov"}, Seeds: []uint64{1}, Epochs: 25, Rounds: 2}.Grid()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := g.Cells[1].Config; c.Method != "pdp-sampling" || c.PDP.SamplingDraw != "once" || g.Cells[0].Config.PDP.SamplingDraw != "" {
+		t.Errorf("cells %+v / %+v", g.Cells[0].Config.PDP, c.PDP)
+	}
+	if _, err := (PDPTable{Presets: []string{"pdp-mnist"}, Methods: []string{"pdp-sampling-once"},
+		Accountings: []string{"pld"}, Seeds: []uint64{1}, Epochs: 25, Rounds: 2}).Grid(); err == nil || !strings.Contains(err.Error(), "paper") {
+		t.Errorf("pld one-time draw: %v", err)
+	}
+}

@@ -24,8 +24,8 @@ func adaPDPLedgers(t *testing.T) map[string]*Ledger {
 			t.Fatal(err)
 		}
 		// D_T drawn once per round, Theorem 4.2 (the paper's own argument
-		// for Algorithm 2), 3 rounds: δ_R = δ/3.
-		if out["paper-"+string(c)], err = NewPaperLedger(budgets, c, 3); err != nil {
+		// for Algorithm 2), 2 rounds as in the pdp-table: δ_R = δ/2.
+		if out["paper-"+string(c)], err = NewPaperLedger(budgets, c, 2); err != nil {
 			t.Fatal(err)
 		}
 	}
