@@ -103,7 +103,7 @@ func TestRGMValidatesBeforeLoading(t *testing.T) {
 		want string
 	}{
 		{[]string{"--method", "magic"}, "--method must be rgm, clip, none"},
-		{[]string{"--split", "diagonal"}, "--split must be random, label, bias"},
+		{[]string{"--split", "diagonal"}, "--split must be random, label, label-offset, bias"},
 		{[]string{"--nodes", "0"}, "--nodes must be ≥ 1"},
 		{[]string{"--iterations", "0"}, "--iterations must be ≥ 1"},
 		{[]string{"--epsilon", "NaN"}, "--epsilon must be finite and > 0"},
