@@ -49,6 +49,17 @@ type PDPConfig struct {
 	// times the first round's (optim/pdpsgd.NoiseGuard). Skipping a round
 	// only stops spending. The pdp-* presets set 4 for pdp-sgd.
 	NoiseGuard float64 `json:"noise_guard,omitempty" yaml:"noise_guard,omitempty"`
+	// AdaPDPRounds (pdp-adapdp only) is "threshold" (also ""): each round
+	// runs until its spend reaches τ_T, Algorithm 2's loop, bounded by the
+	// budgets and never past them; the configured length is ignored. Or
+	// "steps": each round stops at the configured round length even if its
+	// spend is below τ_T (the earlier, truncated variant; smoke tests).
+	AdaPDPRounds string `json:"adapdp_rounds,omitempty" yaml:"adapdp_rounds,omitempty"`
+	// SamplingDraw (pdp-sampling only) is "per-step" (also ""): every step
+	// samples example i at rate q·π_i; or "once": Definition B.1, D_s drawn
+	// once and DP-SGD on D_s at the public rate batch/Σπ_i, accounted by
+	// Theorem 4.2 (needs Accounting "paper"). See pdp_job.go.
+	SamplingDraw string `json:"sampling_draw,omitempty" yaml:"sampling_draw,omitempty"`
 }
 
 // maxBudgetGroups bounds --budget-groups before the dataset size is known:
@@ -83,6 +94,7 @@ func PDPPresets() map[string]func(*TrainConfig) {
 				BudgetGroups: 20, BudgetMin: 0.5, BudgetMax: 1}
 			if c.Method == "pdp-adapdp" {
 				c.PDP.W1, c.PDP.W2 = 0.2, 0.8
+				c.PDP.AdaPDPRounds = adaPDPThreshold // Algorithm 2 (named, so cells of the truncated rounds keep other keys)
 			}
 			if c.Method == "pdp-sgd" {
 				c.PDP.NoiseGuard = defaultPDPNoiseGuard
@@ -147,6 +159,12 @@ func (c *TrainConfig) validatePDP() error {
 		return bad("threshold loss must be fixed or adaptive, got %q", p.ThresholdLoss)
 	case p.Accounting != "" && pdpsgd.Accounting(p.Accounting).Validate() != nil:
 		return bad("%v", pdpsgd.Accounting(p.Accounting).Validate())
+	case p.AdaPDPRounds != "" && (c.Method != "pdp-adapdp" || p.AdaPDPRounds != adaPDPThreshold && p.AdaPDPRounds != adaPDPSteps):
+		return bad("adapdp rounds apply to pdp-adapdp only and must be %s or %s, got %q for %s", adaPDPThreshold, adaPDPSteps, p.AdaPDPRounds, c.Method)
+	case p.SamplingDraw != "" && (c.Method != "pdp-sampling" || p.SamplingDraw != samplingPerStep && p.SamplingDraw != samplingOnce):
+		return bad("sampling draw applies to pdp-sampling only and must be %s or %s, got %q for %s", samplingPerStep, samplingOnce, p.SamplingDraw, c.Method)
+	case p.SamplingDraw == samplingOnce && p.Accounting != string(pdpsgd.AccountingPaper):
+		return bad("pdp-sampling's one-time draw of D_s (Definition B.1) is accounted by Theorem 4.2 on the whole run: set --pdp-accounting paper (got %q)", p.Accounting)
 	case p.NoiseGuard != 0 && c.Method != "pdp-sgd":
 		return bad("the noise guard applies to pdp-sgd only (its rounds continue one model), got %v for %s (set --noise-guard 0)", p.NoiseGuard, c.Method)
 	}

@@ -31,6 +31,9 @@ type PDPRound struct {
 	Tau   float64 `json:"tau"`
 	Sigma float64 `json:"sigma"`
 	Steps int     `json:"steps"`
+	// Q is the round's base sampling rate (batch/N; pdp-sampling's one-time
+	// draw: batch/Σπ_i).
+	Q float64 `json:"q,omitempty"`
 	// Eligible examples had budget left; Participants = Σ_i π_i is the
 	// expected |D_R|.
 	Eligible     int     `json:"eligible"`
@@ -151,8 +154,41 @@ type pdpJob struct {
 // (The wrapper is datasets.WithExpectedBatchSize, which keeps the sampler a
 // datasets.PoissonSubsampler.)
 
-// pdpLength returns the number of rounds and steps per round.
+// The two round lengths of pdp-adapdp (PDPConfig.AdaPDPRounds) and the two
+// draws of pdp-sampling (PDPConfig.SamplingDraw).
+const (
+	// adaPDPThreshold is Algorithm 2: a round runs until its spend reaches
+	// τ_T (within one step's increment, never past any class's cap; the
+	// ledger's PlanRequest.UntilCaps), whatever the configured length.
+	// adaPDPRoundLimit only bounds the ledger's search: a round that has
+	// not reached τ_T after that many steps fails the run.
+	adaPDPThreshold  = "threshold"
+	adaPDPSteps      = "steps"
+	adaPDPRoundLimit = 10_000_000
+
+	// samplingPerStep samples example i at rate q·π_i in every step (the
+	// per-example RDP/PLD argument of optim/pdpsgd; under --pdp-accounting
+	// paper the ledger instead draws D_R once and steps sample it at q).
+	// samplingOnce is Definition B.1: D_s is drawn once (example i with
+	// probability π_i), then DP-SGD runs on D_s at the public rate
+	// batch/Σ_i π_i (the paper's batch/|D_s| with |D_s| replaced by its
+	// expectation, which is public), and σ is calibrated so that this
+	// DP-SGD run is (τ, δ)-DP for add/remove in D_s; Theorem 4.2 then makes
+	// example i (log(1 + π_i(e^τ − 1)), π_i·δ)-DP ≤ (min(ε_i, τ), δ)
+	// (--pdp-accounting paper, with one round: δ_R = δ).
+	samplingPerStep = "per-step"
+	samplingOnce    = "once"
+)
+
+// adaPDPToThreshold reports whether a pdp-adapdp run's rounds run to τ_T.
+func (c *PDPConfig) adaPDPToThreshold() bool { return c.AdaPDPRounds != adaPDPSteps }
+
+// pdpLength returns the number of rounds and steps per round (pdp-adapdp
+// run to τ_T: adaPDPRoundLimit, a bound only).
 func pdpLength(cfg TrainConfig, q float64) (rounds, steps int) {
+	if cfg.Method == "pdp-adapdp" && cfg.PDP.adaPDPToThreshold() {
+		return cfg.PDP.Rounds, adaPDPRoundLimit
+	}
 	rounds = cfg.PDP.Rounds
 	total := 0
 	if cfg.Steps > 0 {
@@ -182,6 +218,10 @@ func buildPDPJob(cfg TrainConfig, ck *checkpoint) (*pdpJob, error) {
 	j.spec = j.modelSpec()
 	rounds, roundSteps := pdpLength(cfg, j.q)
 	j.until, j.stoppedBy = rounds*roundSteps, "rounds"
+	if cfg.Method == "pdp-adapdp" && cfg.PDP.adaPDPToThreshold() {
+		// Rounds end at τ_T (begin stops the run after the last one).
+		j.until = math.MaxInt
+	}
 	if ck == nil {
 		var ledger *pdpsgd.Ledger
 		if cfg.PDP.accounting() == pdpsgd.AccountingPaper {
@@ -290,6 +330,11 @@ func (j *pdpJob) plan() (pdpsgd.Round, error) {
 		req.MinThreshold = true
 	case "pdp-adapdp":
 		req.Sigma = j.cfg.Sigma
+		req.UntilCaps = j.cfg.PDP.adaPDPToThreshold()
+	case "pdp-sampling":
+		if j.cfg.PDP.SamplingDraw == samplingOnce {
+			req.DrawnBatch = j.q * float64(j.train.N)
+		}
 	}
 	return j.st.Ledger.Plan(req)
 }
@@ -379,7 +424,7 @@ func (j *pdpJob) begin(step int, metrics *runLogs) (string, error) {
 	// full rate q in every step; the ledger holds the personalized spend.
 	tr, err := optim.NewTrainer(optim.Config{
 		Model: j.model, Data: j.train, Labels: true, Sampler: sampler, Aggregator: agg,
-		LR: j.cfg.LR, Q: j.q, Accountant: &privacy.RDPAccounting{Acc: j.acct},
+		LR: j.cfg.LR, Q: plan.Q, Accountant: &privacy.RDPAccounting{Acc: j.acct},
 		Delta: j.cfg.Delta, Conversion: j.conv,
 		Seed: optim.DeriveSeed(j.cfg.Seed, "noise"), NoiseKey: j.key.Derive("noise"),
 	})
@@ -433,7 +478,7 @@ func (j *pdpJob) end(step int, _ optim.StepResult, metrics *runLogs) (bool, erro
 	if err := metrics.public.Write(map[string]any{"step": end - 1, "round": R + 1, "test_accuracy": acc}); err != nil {
 		return false, err
 	}
-	rep := PDPRound{Round: R + 1, Tau: plan.Tau, Sigma: plan.Sigma, Steps: plan.Steps, Eligible: plan.Eligible,
+	rep := PDPRound{Round: R + 1, Tau: plan.Tau, Sigma: plan.Sigma, Steps: plan.Steps, Q: plan.Q, Eligible: plan.Eligible,
 		Participants: plan.Participants, Loss: plan.Loss, TestAccuracy: acc, Seconds: j.seconds() - j.st.TrainSecs}
 	j.st.Round, j.tr = nil, nil
 	j.st.NextRound = R + 1

@@ -15,6 +15,8 @@ import (
 	"github.com/privtrain/privtrain/datasets"
 	"github.com/privtrain/privtrain/model"
 	"github.com/privtrain/privtrain/optim"
+	"github.com/privtrain/privtrain/optim/pdpsgd"
+	"github.com/privtrain/privtrain/privacy"
 )
 
 // pdpRun is a short personalized run on real MNIST with the paper's CNN.
@@ -27,6 +29,11 @@ func pdpRun(method, out string) TrainConfig {
 	c.Out = out
 	c.Seed = 5
 	c.NoiseKey, c.NoiseKeySource = testNoiseKey(c.Seed), noiseKeySupplied // runs in different directories are compared
+	if method == "pdp-adapdp" {
+		// Rounds cut at the configured 4 steps (smoke test): run to τ_T
+		// they take tens of thousands (TestAdaPDPRunsToThreshold).
+		c.PDP.AdaPDPRounds = adaPDPSteps
+	}
 	return c
 }
 
@@ -353,23 +360,45 @@ func TestPDPValidate(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, f := range map[string]func(*TrainConfig){
-		"loss":       func(c *TrainConfig) { c.PDP.ThresholdLoss = "median" },
-		"weights":    func(c *TrainConfig) { c.PDP.W1, c.PDP.W2 = 0, 0 },
-		"rounds":     func(c *TrainConfig) { c.PDP.Rounds = 0 },
-		"length":     func(c *TrainConfig) { c.Steps, c.PDP.RoundEpochs = 0, 0 },
-		"target":     func(c *TrainConfig) { c.TargetEpsilon = 1 },
-		"corruption": func(c *TrainConfig) { c.Corruption, c.CorruptionRatio = "label-flip", 0.1 },
-		"clip":       func(c *TrainConfig) { c.ClipNorm = 0 },
-		"delta":      func(c *TrainConfig) { c.Delta = 0 },
-		"groups":     func(c *TrainConfig) { c.PDP.BudgetMin, c.PDP.BudgetMax = 1, 0.5 },
-		"k":          func(c *TrainConfig) { c.PDP.BudgetMax, c.PDP.BudgetK = 4, -0.2 },
-		"adapdp σ":   func(c *TrainConfig) { c.Method, c.Sigma = "pdp-adapdp", 0 },
-		"accounting": func(c *TrainConfig) { c.PDP.Accounting = "moments" },
+		"loss":                     func(c *TrainConfig) { c.PDP.ThresholdLoss = "median" },
+		"weights":                  func(c *TrainConfig) { c.PDP.W1, c.PDP.W2 = 0, 0 },
+		"rounds":                   func(c *TrainConfig) { c.PDP.Rounds = 0 },
+		"length":                   func(c *TrainConfig) { c.Steps, c.PDP.RoundEpochs = 0, 0 },
+		"target":                   func(c *TrainConfig) { c.TargetEpsilon = 1 },
+		"corruption":               func(c *TrainConfig) { c.Corruption, c.CorruptionRatio = "label-flip", 0.1 },
+		"clip":                     func(c *TrainConfig) { c.ClipNorm = 0 },
+		"delta":                    func(c *TrainConfig) { c.Delta = 0 },
+		"groups":                   func(c *TrainConfig) { c.PDP.BudgetMin, c.PDP.BudgetMax = 1, 0.5 },
+		"k":                        func(c *TrainConfig) { c.PDP.BudgetMax, c.PDP.BudgetK = 4, -0.2 },
+		"adapdp σ":                 func(c *TrainConfig) { c.Method, c.Sigma = "pdp-adapdp", 0 },
+		"accounting":               func(c *TrainConfig) { c.PDP.Accounting = "moments" },
+		"adapdp rounds on pdp-sgd": func(c *TrainConfig) { c.PDP.AdaPDPRounds = "threshold" },
+		"adapdp rounds name":       func(c *TrainConfig) { c.Method, c.PDP.NoiseGuard, c.PDP.AdaPDPRounds = "pdp-adapdp", 0, "epochs" },
+		"draw on pdp-sgd":          func(c *TrainConfig) { c.PDP.SamplingDraw = "once" },
+		"draw name":                func(c *TrainConfig) { c.Method, c.PDP.NoiseGuard, c.PDP.SamplingDraw = "pdp-sampling", 0, "twice" },
+		"once without paper": func(c *TrainConfig) {
+			c.Method, c.PDP.NoiseGuard, c.PDP.SamplingDraw, c.PDP.Accounting = "pdp-sampling", 0, "once", "pld"
+		},
 	} {
 		c := pdpRun("pdp-sgd", "x")
 		f(&c)
 		if err := c.Validate(); err == nil {
 			t.Errorf("%s: accepted", name)
+		}
+	}
+	// The named variants themselves are accepted.
+	for _, f := range []func(*TrainConfig){
+		func(c *TrainConfig) { c.Method, c.PDP.NoiseGuard, c.PDP.AdaPDPRounds = "pdp-adapdp", 0, "steps" },
+		func(c *TrainConfig) { c.Method, c.PDP.NoiseGuard, c.PDP.AdaPDPRounds = "pdp-adapdp", 0, "threshold" },
+		func(c *TrainConfig) { c.Method, c.PDP.NoiseGuard, c.PDP.SamplingDraw = "pdp-sampling", 0, "per-step" },
+		func(c *TrainConfig) {
+			c.Method, c.PDP.NoiseGuard, c.PDP.SamplingDraw, c.PDP.Accounting = "pdp-sampling", 0, "once", "paper"
+		},
+	} {
+		c := pdpRun("pdp-sgd", "x")
+		f(&c)
+		if err := c.Validate(); err != nil {
+			t.Errorf("%s %+v: %v", c.Method, c.PDP, err)
 		}
 	}
 }
@@ -402,4 +431,56 @@ func TestEnsembleAccuracy(t *testing.T) {
 	if _, err := ensembleAccuracy([]model.Model{a}, []float64{0}, x, labels, test.Dim()); err == nil {
 		t.Error("zero weights accepted")
 	}
+}
+
+// TestAdaPDPRunsToThreshold trains pdp-adapdp with its rounds run to τ_T
+// (Algorithm 2) at a large batch, so that a round takes few steps: each
+// round's length is the ledger's (the largest that keeps every class within
+// its cap; one more step would pass one), not the configured length, the
+// run's iterations add up, and no budget is exceeded.
+func TestAdaPDPRunsToThreshold(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains a CNN on MNIST")
+	}
+	c := pdpRun("pdp-adapdp", t.TempDir())
+	c.PDP.AdaPDPRounds = "" // the default: Algorithm 2
+	c.PDP.Accounting = "rdp"
+	c.Sigma, c.BatchSize = 2, 2000 // round 1: a few hundred steps
+	c.Steps = 0
+	c.PDP.RoundEpochs = 0.001 // ignored: rounds end at τ_T
+	s, err := Train(context.Background(), c, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum pdpSummary
+	if err := readJSON(filepath.Join(c.Out, summaryFile), &sum); err != nil {
+		t.Fatal(err)
+	}
+	rep := sum.PDP
+	total := 0
+	for _, r := range rep.Rounds {
+		total += r.Steps
+	}
+	if len(rep.Rounds) != 2 || total != s.Steps || rep.Iterations != s.Steps || rep.Rounds[0].Steps <= 2 {
+		t.Fatalf("rounds %+v, %d steps", rep.Rounds, s.Steps)
+	}
+	// Replay round 1 on a fresh ledger: the same plan, n steps fit and
+	// n + 1 do not.
+	budgets, err := pdpsgd.GroupSpec{Groups: c.PDP.BudgetGroups, Min: c.PDP.BudgetMin, Max: c.PDP.BudgetMax}.Generate(60000, c.Delta, optim.DeriveSeed(c.Seed, "budgets"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := pdpsgd.NewLedger(budgets, privacy.Conversion(c.Conversion))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := float64(c.BatchSize) / 60000
+	r, err := l.Plan(pdpsgd.PlanRequest{Q: q, Steps: rep.Rounds[0].Steps + 1, Loss: c.PDP.loss(), Sigma: c.Sigma})
+	if err != nil || r.Steps != rep.Rounds[0].Steps {
+		t.Fatalf("replayed round 1: %d steps (%v), the run took %d", r.Steps, err, rep.Rounds[0].Steps)
+	}
+	if g := rep.Guarantee; g.MinSlack < 0 || g.SpentMax > 1 {
+		t.Errorf("guarantee %+v", g)
+	}
+	t.Logf("rounds: %d and %d steps, τ %.3f / %.3f, test accuracy %.3f", rep.Rounds[0].Steps, rep.Rounds[1].Steps, rep.Rounds[0].Tau, rep.Rounds[1].Tau, s.TestAccuracy)
 }

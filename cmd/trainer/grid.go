@@ -310,8 +310,8 @@ func parsePDPTable(args []string, stderr io.Writer) (*grid.Grid, *flag.FlagSet, 
 	t := grid.PDPTable{}
 	presets := fs.String("presets", "pdp-mnist,pdp-fashion-mnist", "comma-separated presets: pdp-mnist, pdp-fashion-mnist, pdp-svhn")
 	fs.StringVar(&t.DataDir, "data-dir", "", "data directory (default $PRIVTRAIN_DATA; MNIST needs none)")
-	methods := fs.String("methods", strings.Join(grid.PDPMethods(), ","), "comma-separated methods")
-	acc := fs.String("accounting", "pld,rdp", "comma-separated PDP accountings: pld, rdp, paper")
+	methods := fs.String("methods", strings.Join(append(grid.PDPMethods(), grid.PDPReferenceMethods()...), ","), "comma-separated methods (pdp-ceiling: DP-SGD with every example at the largest budget, a reference; pdp-sampling-once: Definition B.1's one-time draw, paper accountings only)")
+	acc := fs.String("accounting", "pld,rdp-mironov", "comma-separated PDP accountings: pld, rdp, paper, each optionally -mironov (the paper's conversion ε = ρ + log(1/δ)/(α−1); rdp-mironov is the paper's accounting)")
 	seeds := fs.String("seeds", "1-3", "comma-separated seeds or ranges (1-3)")
 	fs.Float64Var(&t.Epochs, "epochs", 25, "epochs per run (multi-round methods split them over --rounds)")
 	fs.IntVar(&t.Rounds, "rounds", 2, "rounds k of pdp-sgd and pdp-adapdp")

@@ -18,6 +18,7 @@ import (
 // rgmOptions are the parsed `trainer rgm-gd` flags.
 type rgmOptions struct {
 	dataDir, out, split, method, clipNoise, consts, format string
+	protocol                                               string
 	figure                                                 bool
 	nodes, warmup, iters, runs, workers                    int
 	bias, eps, alpha, muReg, clipFactor, ptrEps, ptrDelta  float64
@@ -32,9 +33,10 @@ func parseRGM(args []string, stderr io.Writer) (o rgmOptions, code int) {
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.dataDir, "data-dir", "", "data directory holding ijcnn1/ (default: $"+datasets.DataDirEnv+")")
 	fs.StringVar(&o.out, "out", "", "output directory (required)")
-	fs.BoolVar(&o.figure, "figure", false, "reproduce Figure 1 (ε = 0.1) and the Appendix D ijcnn1 panel (ε = 1e-3) into --out; only --data-dir, --out, --iterations, --runs, --seed and --workers apply")
+	fs.BoolVar(&o.figure, "figure", false, "reproduce Figure 1 (ε = 0.1) and the Appendix D ijcnn1 panel (ε = 1e-3) into --out; only --data-dir, --out, --protocol, --iterations, --runs, --seed and --workers apply")
+	fs.StringVar(&o.protocol, "protocol", "text", "--figure: text (the paper's text: c = max_j‖∇f_ij(θ*)‖, Theorem 1 noise, 300 iterations, B = 10·1, label split by label) or authors (the authors' code: c = √(Σ_j‖∇f_ij(θ*)‖²), their unproven noise formula beside Theorem 1's, 40 iterations, B = 100·1, index-offset label split); paper is an alias of text")
 	fs.IntVar(&o.nodes, "nodes", 2, "number of nodes")
-	fs.StringVar(&o.split, "split", "random", "node split: random, label or bias")
+	fs.StringVar(&o.split, "split", "random", "node split: random, label, label-offset (the authors' code's effectively random label split) or bias")
 	fs.Float64Var(&o.bias, "bias", 10, "bias split: per-coordinate shift B of the odd nodes' objectives")
 	fs.IntVar(&o.warmup, "warmup", 50, "label split: random rows given to each node first")
 	fs.IntVar(&o.iters, "iterations", 300, "gradient steps")
@@ -94,6 +96,8 @@ func (o *rgmOptions) check(extra []string) error {
 		return errors.New("--out is required")
 	case outNotDir(o.out):
 		return fmt.Errorf("--out %s exists and is not a directory", o.out)
+	case o.set["protocol"] && !o.figure:
+		return errors.New("--protocol applies to --figure only")
 	case o.runs < 1:
 		return fmt.Errorf("--runs must be ≥ 1, got %d", o.runs)
 	case o.iters < 1:
@@ -122,9 +126,10 @@ func (o *rgmOptions) check(extra []string) error {
 	for _, c := range [][]string{
 		{"format", o.format, "csv", "jsonl", "both"},
 		{"method", o.method, string(ridgegd.MethodRGM), string(ridgegd.MethodClip), string(ridgegd.MethodNone)},
-		{"split", o.split, string(ridgegd.SplitRandom), string(ridgegd.SplitLabel), string(ridgegd.SplitBias)},
+		{"split", o.split, string(ridgegd.SplitRandom), string(ridgegd.SplitLabel), string(ridgegd.SplitLabelOffset), string(ridgegd.SplitBias)},
 		{"clip-noise", o.clipNoise, "eq82", "replace-one"},
 		{"constants", o.consts, "rigorous", "paper"},
+		{"protocol", o.protocol, "text", "paper", "authors"},
 	} {
 		if err := oneOf(c[0], c[1], c[2:]...); err != nil {
 			return err
@@ -171,7 +176,11 @@ func runRGM(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	if *figure {
-		err := rgmfig.Reproduce(data, *out, func(cfg *rgmfig.Config) {
+		protocol := o.protocol
+		if protocol == "paper" {
+			protocol = rgmfig.ProtocolText
+		}
+		err := rgmfig.Reproduce(data, *out, protocol, func(cfg *rgmfig.Config) {
 			cfg.Workers = *workers
 			if set["iterations"] {
 				cfg.Iterations = *iters

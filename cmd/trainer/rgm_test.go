@@ -31,6 +31,8 @@ func TestRGMFlagErrors(t *testing.T) {
 		{"--out", t.TempDir(), "--runs", "0"},
 		{"--out", t.TempDir(), "extra"},
 		{"--bogus"},
+		{"--out", t.TempDir(), "--figure", "--protocol", "code"},
+		{"--out", t.TempDir(), "--protocol", "authors"}, // --protocol without --figure
 	} {
 		var so, se bytes.Buffer
 		if code := runRGM(args, &so, &se); code != 2 {
@@ -105,7 +107,7 @@ func TestRGMValidatesBeforeLoading(t *testing.T) {
 		want string
 	}{
 		{[]string{"--method", "magic"}, "--method must be rgm, clip, none"},
-		{[]string{"--split", "diagonal"}, "--split must be random, label, bias"},
+		{[]string{"--split", "diagonal"}, "--split must be random, label, label-offset, bias"},
 		{[]string{"--nodes", "0"}, "--nodes must be in [1, 10000]"},
 		{[]string{"--iterations", "0"}, "--iterations must be ≥ 1"},
 		{[]string{"--epsilon", "NaN"}, "--epsilon must be finite and > 0"},

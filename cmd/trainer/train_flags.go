@@ -106,7 +106,7 @@ var methodFlags = func() map[string][]string {
 		"epochs": sgd, "eval-every": sgd, "corruption": sgd, "corruption-ratio": sgd,
 		"clip":  append(append([]string{"nonprivate-robust"}, private...), pdp...),
 		"delta": append(append([]string{}, private...), pdp...), "conversion": append(append([]string{}, private...), pdp...),
-		"noise-guard": {"pdp-sgd"},
+		"noise-guard": {"pdp-sgd"}, "adapdp-rounds": {"pdp-adapdp"}, "sampling-draw": {"pdp-sampling"},
 		"float-noise": append(append([]string{}, private...), pdp...),
 	}
 	m["noise-key-file"] = append(append([]string{}, private...), pdp...)

@@ -21,5 +21,7 @@ func addPDPFlags(fs *flag.FlagSet, c *runner.PDPConfig) {
 	fs.Float64Var(&c.BudgetMax, "budget-max", c.BudgetMax, "PDP generated budgets: largest ε")
 	fs.StringVar(&c.Accounting, "pdp-accounting", c.Accounting, "PDP accounting: pld (per-example PLD accountant, personalized Poisson rates in every step; --pld-interval) | rdp (the same on per-example RDP) | paper (Theorem 4.2 per round with D_R drawn once per round + Theorem 4.3 across rounds, δ_R = δ/k)")
 	fs.Float64Var(&c.NoiseGuard, "noise-guard", c.NoiseGuard, "pdp-sgd: skip a round (and end the run) whose noise per expected participant σ/(q·Σπ) exceeds this many times the first round's; 0: off (the pdp-* presets: 4)")
+	fs.StringVar(&c.AdaPDPRounds, "adapdp-rounds", c.AdaPDPRounds, "pdp-adapdp: threshold (each round runs until its spend reaches τ_T, Algorithm 2; the default) | steps (rounds cut at --round-epochs/--steps: the earlier, truncated variant)")
+	fs.StringVar(&c.SamplingDraw, "sampling-draw", c.SamplingDraw, "pdp-sampling: per-step (rate q·π_i in every step; the default) | once (Definition B.1: D_s drawn once, DP-SGD on it at rate batch/Σπ_i, Theorem 4.2; needs --pdp-accounting paper)")
 	fs.Float64Var(&c.BudgetK, "budget-k", c.BudgetK, "PDP generated budgets: skew k of counts ∝ c1·e^{kε}+c2 (0: uniform; ±0.2 use the paper's constants)")
 }

@@ -18,11 +18,15 @@ type PDPTable struct {
 	Presets []string // pdp-mnist, pdp-fashion-mnist, pdp-svhn
 	DataDir string
 	// Methods are pdp-dpsgd, pdp-sampling, pdp-adapdp, pdp-sgd-fixed and
-	// pdp-sgd-adaptive (pdp-sgd with the loss_f or loss_a threshold).
+	// pdp-sgd-adaptive (pdp-sgd with the loss_f or loss_a threshold), and
+	// the reference pdp-ceiling (PDPReferenceMethods).
 	Methods []string
-	// Accountings are the PDP accountings (pld, rdp, paper); a cell's
-	// TrainConfig names its accounting explicitly, so the keys of rdp and
-	// paper cells are those they had before pld existed.
+	// Accountings are the PDP accountings (pld, rdp, paper), each
+	// optionally with the paper's RDP-to-DP conversion as "<acc>-mironov"
+	// (rdp-mironov: the paper's accounting, ε = ρ + log(1/δ)/(α − 1);
+	// without the suffix the presets' bbg conversion). A cell's TrainConfig
+	// names its accounting explicitly, so the keys of rdp and paper cells
+	// are those they had before pld existed.
 	Accountings []string
 	Seeds       []uint64
 	// Epochs is the run length of every method (the paper's Table 2
@@ -43,6 +47,20 @@ type PDPTable struct {
 func PDPMethods() []string {
 	return []string{"pdp-dpsgd", "pdp-sampling", "pdp-adapdp", "pdp-sgd-fixed", "pdp-sgd-adaptive"}
 }
+
+// PDPReferenceMethods are reference rows beside the paper's methods:
+// pdp-ceiling is DP-SGD (pdp-dpsgd) with every example's budget at the
+// largest ε_i of the preset (one budget group at BudgetMax), the same model
+// and length as pdp-dpsgd. No valid (Φ, Δ)-PDP run of the same setup whose
+// examples hold budgets ≤ max ε_i is expected to beat it by more than the
+// noise between seeds: it spends the largest budget on everyone.
+func PDPReferenceMethods() []string { return []string{"pdp-ceiling"} }
+
+// PDPVariantMethods are named variants of the paper's methods, not in the
+// default table: pdp-sampling-once is pdp-sampling with Definition B.1's
+// one-time draw of D_s (DP-SGD at rate batch/Σπ_i, Theorem 4.2), which only
+// paper accounting ("paper", "paper-mironov") accounts.
+func PDPVariantMethods() []string { return []string{"pdp-sampling-once"} }
 
 // pdpPaper is Table 1 of the PDP paper at k = 0 (test accuracy in %).
 var pdpPaper = map[string]map[string]float64{
@@ -77,14 +95,22 @@ func (t PDPTable) Grid() (*Grid, error) {
 		for _, acc := range t.Accountings {
 			for _, m := range t.Methods {
 				method, loss, ok := strings.Cut(m, "-sgd-")
-				if ok {
+				ceiling, once := m == "pdp-ceiling", m == "pdp-sampling-once"
+				switch {
+				case ok:
 					method = "pdp-sgd"
-				} else {
+				case ceiling:
+					method = "pdp-dpsgd"
+				case once:
+					method = "pdp-sampling"
+				default:
 					method = m
 				}
-				if !ok && !contains(PDPMethods(), m) {
-					return nil, fmt.Errorf("pdp-table: unknown method %q (known: %s)", m, strings.Join(PDPMethods(), ", "))
+				if !ok && !ceiling && !once && !contains(PDPMethods(), m) {
+					known := append(append(PDPMethods(), PDPReferenceMethods()...), PDPVariantMethods()...)
+					return nil, fmt.Errorf("pdp-table: unknown method %q (known: %s)", m, strings.Join(known, ", "))
 				}
+				accounting, mironov := strings.CutSuffix(acc, "-mironov")
 				for _, seed := range t.Seeds {
 					cfg := runner.DefaultConfig()
 					cfg.Method = method
@@ -94,13 +120,26 @@ func (t PDPTable) Grid() (*Grid, error) {
 					if ok {
 						cfg.PDP.ThresholdLoss = loss
 					}
-					cfg.PDP.Accounting = acc
+					cfg.PDP.Accounting = accounting
+					if mironov {
+						cfg.Conversion = "mironov"
+					}
+					if ceiling {
+						cfg.PDP.BudgetGroups, cfg.PDP.BudgetMin, cfg.PDP.BudgetK = 1, cfg.PDP.BudgetMax, 0
+					}
+					if once {
+						cfg.PDP.SamplingDraw = "once"
+					}
 					cfg.PDP.Rounds, cfg.PDP.RoundEpochs = 1, t.Epochs
 					if method == "pdp-sgd" || method == "pdp-adapdp" {
 						cfg.PDP.Rounds, cfg.PDP.RoundEpochs = t.Rounds, t.Epochs/float64(t.Rounds)
 					}
 					if t.Steps > 0 {
 						cfg.Steps, cfg.PDP.RoundEpochs = t.Steps, 0
+						if method == "pdp-adapdp" {
+							// Smoke runs: rounds cut at the steps, not run to τ_T.
+							cfg.PDP.AdaPDPRounds = "steps"
+						}
 					}
 					cfg.DataDir, cfg.Seed, cfg.Out = t.DataDir, seed, ""
 					cfg.FloatNoise = t.FloatNoise

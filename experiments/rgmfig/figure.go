@@ -20,6 +20,9 @@ type Curve struct {
 	Method     ridgegd.Method    `json:"method"`
 	ClipFactor float64           `json:"clip_factor,omitempty"`
 	Constants  ridgegd.Constants `json:"constants,omitempty"`
+	// RGMNoise is the RGM's noise formula ("": Theorem 1; authors: the
+	// authors' code's, with no proven guarantee).
+	RGMNoise ridgegd.RGMNoise `json:"rgm_noise,omitempty"`
 }
 
 // PaperCurves are the curves of Figure 1 (no noise, RGM, clipping at c, 10c
@@ -55,6 +58,12 @@ type Config struct {
 	ClipNoise  ridgegd.ClipNoise   `json:"clip_noise"`
 	PTREpsilon float64             `json:"ptr_epsilon"`
 	PTRDelta   float64             `json:"ptr_delta"`
+	// Protocol names the choices: "text" (the paper's text, Figure1) or
+	// "authors" (the authors' public code, Figure1Authors).
+	Protocol string `json:"protocol"`
+	// ClipThreshold is the rule for the clipping curves' base threshold c
+	// ("" or max: the text; frobenius: the authors' code).
+	ClipThreshold ridgegd.ClipThreshold `json:"clip_threshold,omitempty"`
 	// Workers is the number of runs executed concurrently (≤ 0: 1). The
 	// output does not depend on it.
 	Workers int `json:"-"`
@@ -73,7 +82,55 @@ func Figure1() Config {
 		Curves: PaperCurves(), Nodes: 2, Warmup: 50, Bias: 10, MuReg: 0.03,
 		Epsilon: 0.1, Alpha: 2, Iterations: 300, Runs: 3, Seed: 1,
 		ClipNoise: ridgegd.ClipNoiseEq82, PTREpsilon: 1, PTRDelta: 1e-10,
+		Protocol: ProtocolText, ClipThreshold: ridgegd.ClipThresholdMax,
 	}
+}
+
+// Protocols of Figure 1.
+const (
+	// ProtocolText follows the paper's text (Figure1, AppendixD).
+	ProtocolText = "text"
+	// ProtocolAuthors follows the authors' public code as the issue-27
+	// audit describes it (Figure1Authors, AppendixDAuthors).
+	ProtocolAuthors = "authors"
+)
+
+// AuthorsCurves are PaperCurves plus the RGM with the authors' code's noise
+// formula √(α/ε)(η‖g‖ + R_rel) and the paper's constants, which Theorem 1
+// does not cover (no proven guarantee; labelled so in the legend).
+func AuthorsCurves() []Curve {
+	return append(PaperCurves(), Curve{Name: "rgm-authors", Label: "RGM (authors' formula, unproven)",
+		Method: ridgegd.MethodRGM, Constants: ridgegd.ConstantsPaper, RGMNoise: ridgegd.RGMNoiseAuthors})
+}
+
+// Figure1Authors is Figure 1 under the authors' code's choices, which differ
+// from the text (issue 27): the clipping threshold is the norm of the whole
+// per-example gradient matrix √(Σ_j‖∇f_ij(θ_i*)‖²) (clip c, 10c, c/10 scale
+// it); the RGM curve "rgm-authors" uses their noise std
+// √(α/ε)(η‖g‖ + R_rel), not Theorem 1 (the Theorem 1 curves are kept for
+// comparison); 40 iterations; bias vector B = 100·1; and the label split
+// is ridgegd.SplitLabelOffset (effectively random). Everything else is as
+// in Figure1.
+func Figure1Authors() Config {
+	c := Figure1()
+	c.Title = "ijcnn1, ε = 0.1, α = 2 (authors' code protocol)"
+	c.Splits = []ridgegd.SplitKind{ridgegd.SplitRandom, ridgegd.SplitLabelOffset, ridgegd.SplitBias}
+	c.Curves = AuthorsCurves()
+	c.Bias = 100
+	c.Iterations = 40
+	c.Protocol = ProtocolAuthors
+	c.ClipThreshold = ridgegd.ClipThresholdFrobenius
+	return c
+}
+
+// AppendixDAuthors is AppendixD under the authors' code's choices
+// (Figure1Authors at ε = 10⁻³, random split).
+func AppendixDAuthors() Config {
+	c := Figure1Authors()
+	c.Title = "ijcnn1, ε = 0.001, α = 2 (authors' code protocol)"
+	c.Splits = []ridgegd.SplitKind{ridgegd.SplitRandom}
+	c.Epsilon = 1e-3
+	return c
 }
 
 // AppendixD is the ijcnn1 panel of the paper's Figure 2 (Appendix D): the
@@ -178,6 +235,7 @@ func Run(data *ridgegd.Data, cfg Config) (*Figure, error) {
 					Method: cv.Method, Iterations: cfg.Iterations, Epsilon: cfg.Epsilon, Alpha: cfg.Alpha,
 					ClipFactor: cv.ClipFactor, ClipNoise: cfg.ClipNoise, Constants: cv.Constants,
 					PTREpsilon: cfg.PTREpsilon, PTRDelta: cfg.PTRDelta,
+					ClipThreshold: cfg.ClipThreshold, RGMNoise: cv.RGMNoise,
 				}
 				res, err := ridgegd.Run(splits[j.p][j.r], rc, cfg.Seed+uint64(j.r))
 				out := &fig.Panels[j.p].Curves[j.c]

@@ -179,15 +179,25 @@ func (r *GDResult) Write(dir, format string) error {
 	return fileutil.WriteAtomic(filepath.Join(dir, "summary.json"), append(data, '\n'))
 }
 
-// Reproduce runs the paper's Figure 1 and its Appendix D ijcnn1 panel
-// (Figure1, AppendixD) on data, each configuration first passed to adjust
-// (nil: as published), writing figure1.* and appendixD.* into dir
-// (Figure.WriteAll) and each figure's table and file names to w.
-func Reproduce(data *ridgegd.Data, dir string, adjust func(*Config), w io.Writer) error {
+// Reproduce runs the paper's Figure 1 and its Appendix D ijcnn1 panel under
+// protocol ProtocolText (Figure1, AppendixD; "" means text) or
+// ProtocolAuthors (Figure1Authors, AppendixDAuthors) on data, each
+// configuration first passed to adjust (nil: as defined), writing figure1.*
+// and appendixD.* into dir (Figure.WriteAll) and each figure's table and
+// file names to w.
+func Reproduce(data *ridgegd.Data, dir, protocol string, adjust func(*Config), w io.Writer) error {
+	f1, ad := Figure1(), AppendixD()
+	switch protocol {
+	case "", ProtocolText:
+	case ProtocolAuthors:
+		f1, ad = Figure1Authors(), AppendixDAuthors()
+	default:
+		return fmt.Errorf("%w: protocol must be %s or %s, got %q", ErrUsage, ProtocolText, ProtocolAuthors, protocol)
+	}
 	for _, f := range []struct {
 		prefix string
 		cfg    Config
-	}{{"figure1", Figure1()}, {"appendixD", AppendixD()}} {
+	}{{"figure1", f1}, {"appendixD", ad}} {
 		cfg := f.cfg
 		if adjust != nil {
 			adjust(&cfg)

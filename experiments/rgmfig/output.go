@@ -125,8 +125,8 @@ func (f *Figure) Plot(floor float64) ([]*plot.Plot, error) {
 	return plots, nil
 }
 
-// palette colours the curves in PaperCurves order: no noise, RGM, RGM
-// (paper constants), clip c, clip 10c, clip c/10.
+// palette colours the curves in AuthorsCurves order: no noise, RGM, RGM
+// (paper constants), clip c, clip 10c, clip c/10, RGM (authors' formula).
 var palette = []color.Color{
 	color.NRGBA{0, 0, 0, 255},
 	color.NRGBA{31, 119, 180, 255},
@@ -225,11 +225,69 @@ func (f *Figure) Table(w io.Writer) error {
 						break
 					}
 				}
-				fmt.Fprintf(w, "  %-24s failed: %s\n", cr.Curve.Label, msg)
+				fmt.Fprintf(w, "  %-34s failed: %s\n", cr.Curve.Label, msg)
 				continue
 			}
-			fmt.Fprintf(w, "  %-24s %.3g  [%.3g, %.3g]\n", cr.Curve.Label, cr.FinalMedian, cr.FinalMin, cr.FinalMax)
+			fmt.Fprintf(w, "  %-34s %.3g  [%.3g, %.3g]\n", cr.Curve.Label, cr.FinalMedian, cr.FinalMin, cr.FinalMax)
+		}
+		best, ratios := p.RGMRatios()
+		if best != "" && len(ratios) > 0 {
+			fmt.Fprintf(w, "  median plateau ÷ best clipping threshold (%s):", best)
+			for _, r := range ratios {
+				fmt.Fprintf(w, " %s %.3g×", r.Curve, r.Ratio)
+			}
+			fmt.Fprintln(w)
+			if ratios[0].Excess > 0 {
+				fmt.Fprint(w, "  the same, each minus the no-noise plateau (noise-induced excess):")
+				for _, r := range ratios {
+					fmt.Fprintf(w, " %s %.3g×", r.Curve, r.Excess)
+				}
+				fmt.Fprintln(w)
+			}
 		}
 	}
 	return nil
+}
+
+// Ratio is an RGM curve's median plateau divided by the best clipping
+// curve's; Excess divides the same plateaus minus the no-noise curve's
+// (what the noise and clipping add to the optimization error left after
+// the iterations; 0 when there is no successful no-noise curve or the best
+// clipping curve is not above it).
+type Ratio struct {
+	Curve  string
+	Ratio  float64
+	Excess float64
+}
+
+// RGMRatios returns the clipping curve with the lowest median plateau and
+// each successful RGM curve's median plateau divided by it ("" and nil if
+// no clipping curve succeeded): the "how far is the RGM from the best
+// threshold" figure of issue 27.
+func (p Panel) RGMRatios() (best string, ratios []Ratio) {
+	bestGap := math.Inf(1)
+	for _, cr := range p.Curves {
+		if cr.Curve.Method == "clip" && cr.Succeeded > 0 && cr.FinalMedian < bestGap {
+			best, bestGap = cr.Curve.Name, cr.FinalMedian
+		}
+	}
+	if best == "" {
+		return "", nil
+	}
+	none := math.NaN()
+	for _, cr := range p.Curves {
+		if cr.Curve.Method == "none" && cr.Succeeded > 0 {
+			none = cr.FinalMedian
+		}
+	}
+	for _, cr := range p.Curves {
+		if cr.Curve.Method == "rgm" && cr.Succeeded > 0 {
+			r := Ratio{Curve: cr.Curve.Name, Ratio: cr.FinalMedian / bestGap}
+			if bestGap > none {
+				r.Excess = (cr.FinalMedian - none) / (bestGap - none)
+			}
+			ratios = append(ratios, r)
+		}
+	}
+	return best, ratios
 }

@@ -128,3 +128,110 @@ func TestFigureShortRealData(t *testing.T) {
 		}
 	}
 }
+
+// TestAuthorsProtocolShortRealData runs a short authors'-protocol Figure 1
+// (random and label-offset splits, one run) on ijcnn1 and checks its
+// choices: the Frobenius threshold (far above the text's max), the
+// authors' RGM noise reported with no proven guarantee, the offset label
+// split's near-random label mix, and the ratio table.
+func TestAuthorsProtocolShortRealData(t *testing.T) {
+	data := loadOrSkip(t)
+	cfg := Figure1Authors()
+	if cfg.Iterations != 40 || cfg.Bias != 100 || cfg.ClipThreshold != ridgegd.ClipThresholdFrobenius || cfg.Protocol != ProtocolAuthors {
+		t.Fatalf("authors protocol config %+v", cfg)
+	}
+	cfg.Splits = []ridgegd.SplitKind{ridgegd.SplitRandom, ridgegd.SplitLabelOffset}
+	cfg.Runs, cfg.Iterations, cfg.Workers = 1, 10, 2
+	fig, err := Run(data, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := Figure1()
+	text.Splits, text.Runs, text.Iterations, text.Workers = cfg.Splits[:1], 1, 1, 2
+	text.Curves = []Curve{PaperCurves()[3]} // clip-c
+	tfig, err := Run(data, text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var authorsC float64
+	for _, p := range fig.Panels {
+		for _, cr := range p.Curves {
+			if cr.Gaps[0] == nil {
+				if p.Split == ridgegd.SplitLabelOffset && cr.Curve.Name == "rgm" {
+					continue // the rigorous ε floor on the 13.6k-row node, as in the text's label split
+				}
+				t.Fatalf("%s/%s failed: %v", p.Split, cr.Curve.Name, cr.Errors)
+			}
+			nodes := cr.Nodes[0]
+			switch {
+			case cr.Curve.Name == "rgm-authors":
+				for j, nd := range nodes {
+					if nd.Guarantee != ridgegd.AuthorsNoiseGuarantee || nd.StepRDP != nil || nd.Mechanism != nil {
+						t.Errorf("%s node %d: authors' RGM report %+v", p.Split, j, nd)
+					}
+				}
+			case cr.Curve.Method == ridgegd.MethodRGM:
+				if nodes[0].StepRDP == nil || nodes[0].Guarantee != "" {
+					t.Errorf("%s/%s: Theorem 1 report %+v", p.Split, cr.Curve.Name, nodes[0])
+				}
+			case p.Split == ridgegd.SplitRandom && cr.Curve.Name == "clip-c":
+				authorsC = nodes[0].ClipThreshold
+			}
+		}
+	}
+	textC := tfig.Panels[0].Curves[0].Nodes[0][0].ClipThreshold
+	// The offset label split: both nodes near ijcnn1's 9.57% positives
+	// (13,565 of 141,691), unlike the text's label split (100% / 0%).
+	parts, err := ridgegd.Split(data, ridgegd.SplitConfig{Kind: ridgegd.SplitLabelOffset, Nodes: 2, Warmup: 50}, 0.03, SplitRNG(cfg.Seed))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j, nd := range parts {
+		pos := 0
+		for _, y := range nd.Data.Y {
+			if y > 0 {
+				pos++
+			}
+		}
+		f := float64(pos) / float64(nd.Data.N)
+		t.Logf("label-offset node %d: %d rows, %.2f%% positive", j, nd.Data.N, 100*f)
+		if f < 0.085 || f > 0.105 {
+			t.Errorf("label-offset node %d: %.4f positive", j, f)
+		}
+	}
+	if !(authorsC > 20*textC) {
+		t.Errorf("Frobenius threshold %v not ≫ the text's max %v", authorsC, textC)
+	}
+	best, ratios := fig.Panels[0].RGMRatios()
+	if best == "" || len(ratios) != 3 {
+		t.Errorf("ratios: best %q %v", best, ratios)
+	}
+	var tab bytes.Buffer
+	fig.Table(&tab)
+	if !strings.Contains(tab.String(), "best clipping threshold") || !strings.Contains(tab.String(), "unproven") {
+		t.Errorf("table:\n%s", tab.String())
+	}
+	t.Log("\n" + tab.String())
+	if err := Reproduce(data, t.TempDir(), "other", nil, &tab); err == nil {
+		t.Error("unknown protocol accepted")
+	}
+}
+
+// TestRGMRatios checks the ratio table on hand-made plateaus.
+func TestRGMRatios(t *testing.T) {
+	p := Panel{Curves: []CurveResult{
+		{Curve: Curve{Name: "none", Method: ridgegd.MethodNone}, Succeeded: 1, FinalMedian: 1},
+		{Curve: Curve{Name: "rgm", Method: ridgegd.MethodRGM}, Succeeded: 1, FinalMedian: 6},
+		{Curve: Curve{Name: "rgm-x", Method: ridgegd.MethodRGM}, Succeeded: 0},
+		{Curve: Curve{Name: "clip-a", Method: ridgegd.MethodClip}, Succeeded: 1, FinalMedian: 3},
+		{Curve: Curve{Name: "clip-b", Method: ridgegd.MethodClip}, Succeeded: 1, FinalMedian: 2},
+	}}
+	best, r := p.RGMRatios()
+	if best != "clip-b" || len(r) != 1 || r[0].Ratio != 3 || r[0].Excess != 5 {
+		t.Errorf("best %q ratios %+v, want clip-b, 3×, excess 5×", best, r)
+	}
+	p.Curves[4].FinalMedian = 0.5 // best clipping below the no-noise plateau: no excess ratio
+	if _, r := p.RGMRatios(); r[0].Ratio != 12 || r[0].Excess != 0 {
+		t.Errorf("ratios %+v", r)
+	}
+}

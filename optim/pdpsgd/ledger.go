@@ -210,6 +210,19 @@ type PlanRequest struct {
 	// steps (≤ Steps) as keep every class within its cap (AdaPDP's loop,
 	// Algorithm 2). Sigma = 0 calibrates σ for exactly Steps steps.
 	Sigma float64
+	// UntilCaps (with Sigma > 0) makes Steps a safety bound only: the round
+	// must end because one more step would take some class past its cap —
+	// Algorithm 2's "while ‖ε − τ_T‖ ≤ β": the spend reaches τ_T (or the
+	// class's whole remaining budget) within one step's increment, and never
+	// passes it. Plan fails if Steps steps all fit.
+	UntilCaps bool
+	// DrawnBatch > 0 (AccountingPaper only) runs the round's steps on the
+	// drawn D_R at the public rate min(1, DrawnBatch/Σ_i π_i) instead of Q:
+	// Definition B.1's DP-SGD on D_s at rate batch/|D_s|, with |D_s| (a
+	// function of the secret draw) replaced by its public expectation
+	// Σ_i π_i, so that the rate stays a public constant as the DP-SGD
+	// analysis the round's (τ_R, δ_R) rests on requires.
+	DrawnBatch float64
 }
 
 // Plan chooses the next round: τ_R from the remaining budgets of eligible
@@ -290,6 +303,12 @@ func (l *Ledger) Plan(req PlanRequest) (Round, error) {
 			r.Caps[k] = c.spent
 		}
 	}
+	if req.DrawnBatch > 0 {
+		if l.acc != AccountingPaper || math.IsInf(req.DrawnBatch, 0) || !(r.Participants > 0) {
+			return Round{}, fmt.Errorf("ledger plan: a batch over the drawn D_R (%v) needs paper accounting (Theorem 4.2) and participants, got %s and %v", req.DrawnBatch, l.acc, r.Participants)
+		}
+		r.Q = math.Min(1, req.DrawnBatch/r.Participants)
+	}
 	if l.acc == AccountingPaper {
 		r.RoundDelta = math.Inf(1)
 		for k, c := range l.classes {
@@ -302,6 +321,9 @@ func (l *Ledger) Plan(req PlanRequest) (Round, error) {
 	if req.Sigma > 0 {
 		r.Sigma = req.Sigma
 		if r.Steps, err = l.stepsThatFit(r); err == nil && r.Steps == req.Steps {
+			if req.UntilCaps {
+				return Round{}, fmt.Errorf("ledger plan: %d steps at σ = %v do not reach τ = %v (the round's safety bound)", req.Steps, r.Sigma, r.Tau)
+			}
 			// The step limit, not the budgets, ends this round: no class
 			// is allotted its whole remaining budget, none retires.
 			clear(r.Retires)

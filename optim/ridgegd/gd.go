@@ -51,6 +51,9 @@ type Config struct {
 	// the paper. ClipNoise selects σ ("" means eq82).
 	ClipFactor float64
 	ClipNoise  ClipNoise
+	// ClipThreshold selects c_j ("" means max, the paper's text;
+	// frobenius is the authors' code).
+	ClipThreshold ClipThreshold
 
 	// RGM: Constants for η and R_rel ("" means rigorous); Rho is the PTR
 	// proposal ρ with C = Ã of the node (the paper's choice, ρ = 1/2; 0
@@ -63,6 +66,9 @@ type Config struct {
 	Rho        float64
 	PTREpsilon float64
 	PTRDelta   float64
+	// RGMNoise selects the RGM's noise ("" means theorem1; authors is the
+	// authors' code's formula, with no proven guarantee).
+	RGMNoise RGMNoise
 
 	// StepSize τ; 0 means 0.5 / max_j λ_max(A_j) (Appendix C).
 	StepSize float64
@@ -82,6 +88,13 @@ type NodeReport struct {
 	// (Bound names the bound used); nil for MethodNone.
 	Mechanism *privacy.Spec     `json:"mechanism,omitempty"`
 	StepRDP   *privacy.RDPValue `json:"step_rdp,omitempty"`
+	// Guarantee is set when the node's release has no proven guarantee
+	// (RGMNoiseAuthors: AuthorsNoiseGuarantee); Mechanism and StepRDP are
+	// then nil.
+	Guarantee string `json:"guarantee,omitempty"`
+	// NoiseScale is RGMNoiseAuthors' √(α/ε): the noise std is
+	// NoiseScale·(η‖g‖ + R_rel).
+	NoiseScale float64 `json:"noise_scale,omitempty"`
 }
 
 // Result is one run of Run.
@@ -99,10 +112,14 @@ type node struct {
 	ridge *Ridge
 	quad  *Quadratic // of the data the gradient is computed on
 	rgm   privacy.RGM
-	c     float64 // clipping threshold
-	sigma float64 // clipping noise std
-	xx    []float64
-	rng   *rand.Rand
+	// authors: RGMNoiseAuthors' std scale·(η‖g‖ + R_rel), with
+	// (η, R_rel) in rgm.Eta and rgm.RRel.
+	authors bool
+	scale   float64
+	c       float64 // clipping threshold
+	sigma   float64 // clipping noise std
+	xx      []float64
+	rng     *rand.Rand
 }
 
 // Run performs Iterations steps of θ_{t+1} = θ_t − τ·(1/k)Σ_j g_t^{(j)} from
@@ -206,6 +223,17 @@ func (n *node) release(m Method, theta, g []float64) error {
 		n.quad.Grad(theta, g)
 	case MethodRGM:
 		n.quad.Grad(theta, g)
+		if n.authors {
+			norm := math.Sqrt(dot(g, g))
+			if math.IsNaN(norm) || math.IsInf(norm, 0) {
+				return fmt.Errorf("RGM: the released vector is not finite (NaN/Inf)")
+			}
+			std := n.scale * (n.rgm.Eta*norm + n.rgm.RRel)
+			for k := range g {
+				g[k] += std * n.rng.NormFloat64()
+			}
+			return nil
+		}
 		return aggregate.AddRGMNoise(n.rgm, g, n.rng)
 	case MethodClip:
 		n.clippedMean(theta, g)
@@ -251,7 +279,9 @@ func (n *node) clippedMean(theta, g []float64) {
 	}
 }
 
-// setupClip sets c_j = ClipFactor·max_i‖∇f_ji(θ_j*)‖ and σ (Appendix C.1).
+// setupClip sets c_j = ClipFactor·max_i‖∇f_ji(θ_j*)‖ (or, with
+// ClipThresholdFrobenius, ClipFactor·√(Σ_i‖∇f_ji(θ_j*)‖²)) and σ
+// (Appendix C.1).
 func setupClip(n *node, rep *NodeReport, cfg Config) error {
 	if !(cfg.ClipFactor > 0) || math.IsInf(cfg.ClipFactor, 0) {
 		return fmt.Errorf("clip factor must be finite and > 0, got %v", cfg.ClipFactor)
@@ -262,13 +292,17 @@ func setupClip(n *node, rep *NodeReport, cfg Config) error {
 		return err
 	}
 	gi := make([]float64, r.Data.D)
-	var cmax float64
+	norms2 := make([]float64, r.Data.N)
 	n.xx = make([]float64, r.Data.N)
 	for i := 0; i < r.Data.N; i++ {
 		x := r.Data.Row(i)
 		n.xx[i] = dot(x, x)
 		r.ExampleGrad(i, opt, gi)
-		cmax = math.Max(cmax, math.Sqrt(dot(gi, gi)))
+		norms2[i] = dot(gi, gi)
+	}
+	cmax, err := clipBase(cfg.ClipThreshold, norms2)
+	if err != nil {
+		return err
 	}
 	if !(cmax > 0) {
 		return fmt.Errorf("every per-example gradient vanishes at the local optimum; no clipping threshold")
@@ -299,7 +333,8 @@ func setupClip(n *node, rep *NodeReport, cfg Config) error {
 // setupRGM runs the Section 6 / Appendix C.2 pipeline on one node: C = A of
 // the node, R_c just large enough that no row is clipped (Proposition 1),
 // the PTR test of Proposition 2 for ρ, the constants (η, R_rel), and (γ, σ)
-// from Theorem 1 for the per-step target (ε, α).
+// from Theorem 1 for the per-step target (ε, α) — or, with RGMNoiseAuthors,
+// the authors' code's unproven std √(α/ε)(η‖g‖ + R_rel) instead of (γ, σ).
 //
 // Note, as the paper does (end of Appendix C.2): choosing C and R_c from the
 // node's own data is not itself private; the released gradients are private
@@ -358,6 +393,18 @@ func setupRGM(n *node, rep *NodeReport, cfg Config, ptrRNG *rand.Rand) error {
 		return err
 	}
 	rep.Sensitivity = &sens
+	switch cfg.RGMNoise {
+	case "", RGMNoiseTheorem1:
+	case RGMNoiseAuthors:
+		// The authors' code's formula: no (γ, σ), no RDP claim.
+		n.authors = true
+		n.scale = math.Sqrt(cfg.Alpha / cfg.Epsilon)
+		n.rgm = privacy.RGM{Eta: sens.Eta, RRel: sens.RRel, Dim: r.Data.D}
+		rep.Guarantee, rep.NoiseScale = AuthorsNoiseGuarantee, n.scale
+		return nil
+	default:
+		return fmt.Errorf("unknown RGM noise %q (want %q or %q)", cfg.RGMNoise, RGMNoiseTheorem1, RGMNoiseAuthors)
+	}
 	m, err := privacy.CalibrateRGM(cfg.Epsilon, cfg.Alpha, sens.Eta, sens.RRel, r.Data.D)
 	if err != nil {
 		return err
