@@ -136,7 +136,7 @@ func (o *rgmOptions) check(extra []string) error {
 		}
 	}
 	// --figure fixes everything but these; --workers only applies to it.
-	figureFlags := map[string]bool{"figure": true, "data-dir": true, "out": true, "iterations": true, "runs": true, "seed": true, "workers": true}
+	figureFlags := map[string]bool{"figure": true, "data-dir": true, "out": true, "protocol": true, "iterations": true, "runs": true, "seed": true, "workers": true}
 	var ignored []string
 	for name := range o.set {
 		if o.figure && !figureFlags[name] || !o.figure && name == "workers" {
@@ -146,7 +146,7 @@ func (o *rgmOptions) check(extra []string) error {
 	if len(ignored) > 0 {
 		sort.Strings(ignored)
 		if o.figure {
-			return fmt.Errorf("--figure sets %s itself (only --data-dir, --out, --iterations, --runs, --seed and --workers apply)", strings.Join(ignored, ", "))
+			return fmt.Errorf("--figure sets %s itself (only --data-dir, --out, --protocol, --iterations, --runs, --seed and --workers apply)", strings.Join(ignored, ", "))
 		}
 		return errors.New("--workers applies to --figure only")
 	}

@@ -316,7 +316,7 @@ func TestHTMLReleaseSafe(t *testing.T) {
 		if c := strings.Count(page, `<g class="legend">`); c < 2+2+1 {
 			t.Errorf("%d legend entries", c)
 		}
-		for _, want := range []string{`id="trim-level"`, `<tr class="run-row">`, "tsgd-ptr", "dpsgd", "privacy_randomness", "rdp", "pld"} {
+		for _, want := range []string{`id="trim-level"`, `<tr class="run-row">`, "tsgd-ptr", "dpsgd", "privacy_randomness", "pld"} {
 			if !strings.Contains(page, want) {
 				t.Errorf("page lacks %q", want)
 			}
