@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"reflect"
@@ -232,10 +233,15 @@ func accountEpsilonPLD(f accountFlags) (accountOutput, error) {
 		return accountOutput{}, usageError{err}
 	}
 	for i, m := range mechs {
-		if !privacy.HasPLD(m) {
-			return accountOutput{}, usagef("mechanism %s has no proven privacy loss distribution; use --accountant rdp", m.Spec().Kind)
-		}
+		// Losses no grid represents (σ or b → 0) are refused with the
+		// accountant's reason (exit 2), never bounded from lost masses.
 		if err := acc.Compose(m, counts[i]); err != nil {
+			if errors.Is(err, privacy.ErrPLDRange) {
+				return accountOutput{}, usageError{err}
+			}
+			if !privacy.HasPLD(m) {
+				return accountOutput{}, usagef("mechanism %s has no proven privacy loss distribution; use --accountant rdp", m.Spec().Kind)
+			}
 			return accountOutput{}, err
 		}
 	}
