@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"reflect"
 	"strings"
 	"text/tabwriter"
@@ -181,9 +182,13 @@ func (e historyEntry) mechanism() (privacy.Mechanism, int, error) {
 
 type pldEpsilonJSON struct {
 	Accountant string `json:"accountant"`
-	// Epsilon is the certified upper bound; EpsilonOptimistic the estimate
-	// from the optimistic discretization on the same grid.
-	Epsilon           num            `json:"epsilon"`
+	// Epsilon is the certified upper bound, min(PLD, RDP) (Bound says
+	// which), null when no finite one exists (EpsilonReason says why);
+	// EpsilonOptimistic the estimate from the optimistic discretization on
+	// the same grid.
+	Epsilon           boundNum       `json:"epsilon"`
+	EpsilonReason     string         `json:"epsilon_reason,omitempty"`
+	Bound             string         `json:"bound,omitempty"`
 	EpsilonOptimistic num            `json:"epsilon_optimistic"`
 	Delta             num            `json:"delta"`
 	Interval          num            `json:"interval"`
@@ -249,8 +254,11 @@ func accountEpsilonPLD(f accountFlags) (accountOutput, error) {
 	if err != nil {
 		return accountOutput{}, err
 	}
-	res := pldEpsilonJSON{Accountant: privacy.KindPLD, Epsilon: num(g.Epsilon), EpsilonOptimistic: num(g.Optimistic),
+	res := pldEpsilonJSON{Accountant: privacy.KindPLD, Epsilon: boundNum(g.Epsilon), Bound: g.Bound, EpsilonOptimistic: num(g.Optimistic),
 		Delta: num(g.Delta), Interval: num(g.Interval), Steps: g.Steps, Detail: g.Detail, Mechanism: spec, History: entries}
+	if !(g.Epsilon < math.Inf(1)) {
+		res.EpsilonReason = noFiniteEpsilon(f.delta, "the certified δ(ε) of the composed PLD (its mass at +∞ and round-off slack included) and of the RDP bound")
+	}
 	return accountOutput{json: res, table: func(w io.Writer) {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintf(tw, "accountant:\tpld (interval %g)\n", g.Interval)
@@ -260,7 +268,7 @@ func accountEpsilonPLD(f accountFlags) (accountOutput, error) {
 			fmt.Fprintf(tw, "history:\t%d entries\n", len(entries))
 		}
 		fmt.Fprintf(tw, "steps:\t%d\n", g.Steps)
-		fmt.Fprintf(tw, "epsilon:\t%.6g (certified upper bound; optimistic estimate %.6g)\n", g.Epsilon, g.Optimistic)
+		fmt.Fprintf(tw, "epsilon:\t%.6g (certified upper bound, %s; optimistic estimate %.6g)\n", g.Epsilon, g.Bound, g.Optimistic)
 		fmt.Fprintf(tw, "delta:\t%.6g\n", g.Delta)
 		fmt.Fprintf(tw, "detail:\t%s\n", g.Detail)
 		tw.Flush()
