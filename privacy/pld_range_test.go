@@ -209,3 +209,38 @@ func TestPLDMaxStepsSmallDelta(t *testing.T) {
 		t.Errorf("after %d steps ε %v (%s), err %v; want ≤ %v", n, g.Epsilon, g.Bound, err, target)
 	}
 }
+
+// The per-step ε of the metrics (EpsilonBound) is finite, non-decreasing
+// step by step at small δ and at most the RDP bound.
+func TestPLDEpsilonBoundMonotoneSmallDelta(t *testing.T) {
+	m := SubsampledGaussian{Q: 0.004266, Sigma: 1.1}
+	const delta = 1e-9
+	a, _ := NewPLDAccountant(0)
+	if err := a.Compose(m, 1380); err != nil {
+		t.Fatal(err)
+	}
+	prev := 0.0
+	for n := 1381; n <= 1520; n++ {
+		if err := a.Compose(m, 1); err != nil {
+			t.Fatal(err)
+		}
+		g, err := a.EpsilonBound(delta, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.IsInf(g.Epsilon, 0) || g.Epsilon < prev {
+			t.Errorf("%d steps: per-step ε %v (%s) after %v", n, g.Epsilon, g.Bound, prev)
+		}
+		prev = g.Epsilon
+		if n%35 == 0 {
+			// Both are certified bounds; the per-step one (at g.Steps ≥ n
+			// steps) is min(PLD, RDP) there, so at most the RDP bound.
+			r, _ := NewAccountant(nil)
+			r.Compose(m, g.Steps)
+			e, _ := r.Epsilon(delta, ConversionBBG)
+			if g.Steps < n || g.Epsilon > e.Epsilon {
+				t.Errorf("%d steps: per-step ε %v at %d steps above RDP %v", n, g.Epsilon, g.Steps, e.Epsilon)
+			}
+		}
+	}
+}
