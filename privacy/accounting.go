@@ -55,6 +55,9 @@ type Guarantee struct {
 	Detail string `json:"detail"`
 	// Proven is false when an unproven RDP bound was allowed and used.
 	Proven bool `json:"proven"`
+	// Bound (PLD accountant only) is the bound reported: BoundPLD, or
+	// BoundRDP when the RDP bound of the same history was smaller.
+	Bound string `json:"bound,omitempty"`
 }
 
 // MarshalJSON writes non-finite numbers as strings.

@@ -80,6 +80,18 @@ const pldTailMass = 1e-15
 // 256 MiB); larger requests fail with an error asking for a larger interval.
 const pldMaxPoints = 1 << 25
 
+// pldMaxLoss bounds the magnitude of the privacy losses a PLD represents
+// (the loss scale 1/(2σ²) of a Gaussian pair, 1/b of a Laplace pair, and the
+// truncation points of bisectTail). Larger losses are refused with
+// ErrPLDRange instead of being discretized into NaN masses.
+const pldMaxLoss = 1e7
+
+// ErrPLDRange marks a mechanism whose privacy losses no PLD grid here
+// represents (σ or b so small that the losses overflow or leave the grid).
+// Such inputs are refused: a PLD bound is never reported from masses that
+// were lost. The RDP accountant may still bound them.
+var ErrPLDRange = errors.New("privacy losses not representable by a PLD (use the RDP accountant)")
+
 // pldRelErr returns the relative error assumed for interval masses at
 // interval h: evaluating M as a difference of CDF values over an interval of
 // width h loses up to log10(scale/h) digits (scale ≤ ~10 for the loss
@@ -207,7 +219,7 @@ func discretize(lp lossPair, h float64) (upper, lower pmf, err error) {
 	i0 := math.Floor(tlo / h)
 	i1 := math.Ceil(thi / h)
 	if i1-i0+1 > pldMaxPoints || math.IsNaN(i1-i0) {
-		return pmf{}, pmf{}, fmt.Errorf("pld: the privacy loss range [%.4g, %.4g] needs more than %d points at interval %g; use a larger interval", tlo, thi, pldMaxPoints, h)
+		return pmf{}, pmf{}, fmt.Errorf("pld: the privacy loss range [%.4g, %.4g] needs more than %d points at interval %g; use a larger interval (%w)", tlo, thi, pldMaxPoints, h, ErrPLDRange)
 	}
 	lo, n := int(i0), int(i1-i0)+1
 	kappa := pldRelErr(h)
@@ -242,8 +254,28 @@ func discretize(lp lossPair, h float64) (upper, lower pmf, err error) {
 	upper = pmf{lo: lo, p: up, inf: tail*(1+kappa) + lp.infP()}
 	dn[n-1] += tail * (1 - kappa)
 	lower = pmf{lo: lo, p: dn, inf: lp.infP() * (1 - kappa)}
+	if err := checkMass(upper); err != nil {
+		return pmf{}, pmf{}, err
+	}
 	return upper, lower, nil
 }
+
+// checkMass refuses an upper estimate whose total mass is not finite or
+// falls short of 1 by more than pldMassTol: the upper discretization keeps
+// every unit of P-mass (inflated by pldRelErr), so a shortfall means the
+// masses were lost to overflow or NaN and the bound from them could lie
+// below the truth (e.g. ε = 0 for σ → 0).
+func checkMass(u pmf) error {
+	if t := u.total(); !(t >= 1-pldMassTol) || math.IsInf(t, 0) {
+		return fmt.Errorf("pld: the discretized privacy loss has total mass %g (want 1): %w", t, ErrPLDRange)
+	}
+	return nil
+}
+
+// pldMassTol is the shortfall of total mass checkMass tolerates (far above
+// the floating-point error of the interval masses, far below any loss of
+// mass to overflow).
+const pldMassTol = 1e-6
 
 // truncation returns the loss range [tlo, thi] outside which the P-mass is at
 // most pldTailMass on each side (the support's end points when finite).
@@ -282,8 +314,8 @@ func bisectTail(tail func(float64) float64, from float64, upward bool) (float64,
 	good := sgn
 	for tail(good) > pldTailMass {
 		good *= 2
-		if math.Abs(good) > 1e7 {
-			return 0, errors.New("pld: privacy loss tail does not decay (no finite truncation point below |L| = 1e7)")
+		if math.Abs(good) > pldMaxLoss {
+			return 0, fmt.Errorf("pld: privacy loss tail does not decay (no finite truncation point below |L| = %g): %w", pldMaxLoss, ErrPLDRange)
 		}
 	}
 	bad := -sgn
@@ -295,7 +327,7 @@ func bisectTail(tail func(float64) float64, from float64, upward bool) (float64,
 			return bad, nil
 		}
 		bad *= 2
-		if math.Abs(bad) > 1e7 {
+		if math.Abs(bad) > pldMaxLoss {
 			return good, nil
 		}
 	}

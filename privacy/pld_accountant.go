@@ -54,6 +54,11 @@ type PLDAccountant struct {
 	// history (historyKey): when training reaches that history, the final
 	// query reuses it instead of composing again.
 	verified *verifiedPLD
+	// rdp is the RDP accountant of the same history (see pld_rdp.go), built
+	// on the first query; rdpFailed when some mechanism has no proven RDP
+	// curve.
+	rdp       *Accountant
+	rdpFailed bool
 }
 
 type verifiedPLD struct {
@@ -138,6 +143,7 @@ func (a *PLDAccountant) Compose(m Mechanism, count int) error {
 	} else {
 		a.history = append(a.history, historyEntry{mech: idx, count: int64(count)})
 	}
+	a.composeShadow(m, count)
 	a.cache = nil
 	a.version++
 	return nil
@@ -275,7 +281,9 @@ func (a *PLDAccountant) guarantee(g PLDGuarantee) Guarantee {
 }
 
 // EpsilonFor returns the certified upper bound on ε for δ ∈ (0, 1) and the
-// optimistic estimate. An empty accountant gives ε = 0.
+// optimistic estimate: the PLD bound, or the RDP bound of the same history
+// when that is smaller (pld_rdp.go; Bound and Detail say which). An empty
+// accountant gives ε = 0.
 func (a *PLDAccountant) EpsilonFor(delta float64) (Guarantee, error) {
 	if !(delta > 0 && delta < 1) {
 		return Guarantee{}, fmt.Errorf("pld accountant: δ must be in (0, 1), got %v", delta)
@@ -291,11 +299,12 @@ func (a *PLDAccountant) EpsilonFor(delta float64) (Guarantee, error) {
 	if err != nil {
 		return Guarantee{}, fmt.Errorf("pld accountant: %w", err)
 	}
-	return a.guarantee(g), nil
+	return a.tighterRDP(a.guarantee(g), delta, 0), nil
 }
 
 // DeltaFor returns the certified upper bound on δ at ε (finite, ≥ 0) and
-// the optimistic estimate. An empty accountant gives δ = 0.
+// the optimistic estimate: min(PLD, RDP) as EpsilonFor. An empty
+// accountant gives δ = 0.
 func (a *PLDAccountant) DeltaFor(eps float64) (Guarantee, error) {
 	if !(eps >= 0) || math.IsInf(eps, 0) {
 		return Guarantee{}, fmt.Errorf("pld accountant: ε must be finite and ≥ 0, got %v", eps)
@@ -311,7 +320,7 @@ func (a *PLDAccountant) DeltaFor(eps float64) (Guarantee, error) {
 	if err != nil {
 		return Guarantee{}, fmt.Errorf("pld accountant: %w", err)
 	}
-	return a.guarantee(g), nil
+	return a.tighterRDP(a.guarantee(g), 0, eps), nil
 }
 
 // MaxSteps returns the largest n ≤ limit such that n more runs of m keep
@@ -390,6 +399,14 @@ func (a *PLDAccountant) maxStepsCompute(m Mechanism, target, delta float64, limi
 			acc, n = cand, n+1<<k
 		}
 	}
+	// The RDP bound of the same history may allow more steps (at small δ,
+	// where the PLD bound's round-off term swamps δ): EpsilonFor reports
+	// min(PLD, RDP), so n may start from the RDP accountant's answer.
+	if r := a.rdpShadow(); r != nil {
+		if nr, err := (&RDPAccounting{Acc: r}).MaxSteps(m, target, delta, limit); err == nil && nr > n {
+			n = nr
+		}
+	}
 	// Confirm with the canonical composition (bit-for-bit what the
 	// accountant will report after these steps).
 	for n > 0 {
@@ -426,7 +443,10 @@ func (p *PLD) upperOnly() *PLD {
 func (a *PLDAccountant) cloneP() *PLDAccountant {
 	b := &PLDAccountant{interval: a.interval, index: make(map[string]int, len(a.index)),
 		history: append([]historyEntry(nil), a.history...), cache: a.cache, version: a.version, maxSteps: a.maxSteps, verified: a.verified,
-		prefix: append([]*PLD(nil), a.prefix...), prefixCount: append([]int64(nil), a.prefixCount...), upperOnly: a.upperOnly, shared: a.shared}
+		prefix: append([]*PLD(nil), a.prefix...), prefixCount: append([]int64(nil), a.prefixCount...), upperOnly: a.upperOnly, shared: a.shared, rdpFailed: a.rdpFailed}
+	if a.rdp != nil {
+		b.rdp = a.rdp.Clone()
+	}
 	for _, c := range a.mechs {
 		cc := *c
 		b.mechs = append(b.mechs, &cc)

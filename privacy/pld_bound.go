@@ -101,6 +101,7 @@ func (a *PLDAccountant) EpsilonBound(delta float64, limit int) (Guarantee, error
 // boundAt returns the certified guarantee after extra more runs of
 // mechanism last (see EpsilonBound for which estimate).
 func (a *PLDAccountant) boundAt(last int, extra int, delta float64) (Guarantee, error) {
+	a.rdpShadow() // built once here, cloned into w (min(PLD, RDP), pld_rdp.go)
 	w := a.cloneP()
 	if extra > 0 {
 		if err := w.Compose(a.mechs[last].mech, extra); err != nil {
@@ -127,6 +128,12 @@ func (a *PLDAccountant) boundAt(last int, extra int, delta float64) (Guarantee, 
 		if err := c.Compose(m, h.Count); err != nil {
 			return Guarantee{}, err
 		}
+	}
+	// The coarse accountant's RDP shadow is w's (same history).
+	if r := w.rdpShadow(); r != nil {
+		c.rdp = r
+	} else {
+		c.rdpFailed = true
 	}
 	g, err := c.EpsilonFor(delta)
 	if err != nil {

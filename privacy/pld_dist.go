@@ -211,6 +211,9 @@ func (p *PLD) Epsilon(delta float64) (PLDGuarantee, error) {
 			break
 		}
 		u := d.upper.epsilonFor(delta, d.upper.slack, p.interval)
+		if math.IsNaN(u) {
+			return PLDGuarantee{}, fmt.Errorf("pld: ε(δ = %g) of the %s direction is NaN: %w", delta, directionNames[i], ErrPLDRange)
+		}
 		l := math.NaN()
 		if len(d.lower.p) > 0 {
 			l = d.lower.epsilonFor(delta, -d.lower.slack, p.interval)
@@ -235,6 +238,9 @@ func (p *PLD) Delta(eps float64) (PLDGuarantee, error) {
 			break
 		}
 		u := math.Min(1, d.upper.deltaSum(eps, p.interval)+d.upper.slack)
+		if math.IsNaN(u) {
+			return PLDGuarantee{}, fmt.Errorf("pld: δ(ε = %g) of the %s direction is NaN: %w", eps, directionNames[i], ErrPLDRange)
+		}
 		l := math.NaN()
 		if len(d.lower.p) > 0 {
 			l = math.Max(0, d.lower.deltaSum(eps, p.interval)-d.lower.slack)

@@ -231,8 +231,20 @@ func (g Gaussian) lossPairs() (lossPair, lossPair, error) {
 	if err := g.Validate(); err != nil {
 		return nil, nil, err
 	}
-	p := gaussianPair{sigma: g.Sigma}
-	return p, p, nil
+	p, err := newGaussianPair(g.Sigma)
+	return p, p, err
+}
+
+// newGaussianPair checks that the loss scale μ = 1/(2σ²) is representable
+// (finite, ≤ pldMaxLoss): for a smaller σ every grid would lose the losses
+// (μ overflows, the masses turn NaN) and the PLD must refuse rather than
+// report a bound below the truth. The RDP accountant still applies.
+func newGaussianPair(sigma float64) (gaussianPair, error) {
+	p := gaussianPair{sigma: sigma}
+	if mu := p.mu(); !(mu <= pldMaxLoss) {
+		return p, fmt.Errorf("gaussian pair: σ = %g gives privacy losses of order 1/(2σ²) = %.3g, beyond the PLD's range (%g): %w", sigma, mu, pldMaxLoss, ErrPLDRange)
+	}
+	return p, nil
 }
 
 // PLDBound names the theorem behind the Gaussian pair.
@@ -242,6 +254,9 @@ func (Gaussian) PLDBound() string { return gaussianPLDBound }
 func (l Laplace) lossPairs() (lossPair, lossPair, error) {
 	if err := l.Validate(); err != nil {
 		return nil, nil, err
+	}
+	if !(1/l.B <= pldMaxLoss) {
+		return nil, nil, fmt.Errorf("laplace pair: b = %g gives privacy losses of 1/b = %.3g, beyond the PLD's range (%g): %w", l.B, 1/l.B, pldMaxLoss, ErrPLDRange)
 	}
 	p := laplacePair{b: l.B}
 	return p, p, nil
@@ -273,7 +288,10 @@ func (m SubsampledGaussian) lossPairs() (lossPair, lossPair, error) {
 	if err := m.Validate(); err != nil {
 		return nil, nil, err
 	}
-	p := gaussianPair{sigma: m.Sigma}
+	p, err := newGaussianPair(m.Sigma)
+	if err != nil {
+		return nil, nil, err
+	}
 	return subsampledPairs(p, p, m.Q)
 }
 

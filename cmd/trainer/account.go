@@ -343,15 +343,34 @@ func specString(s privacy.Spec) string {
 	return string(b)
 }
 
+// boundNum is a certified bound in JSON: a number when finite, else null
+// (with the reason in a separate epsilon_reason field), never a string.
+type boundNum float64
+
+// MarshalJSON writes null for ±Inf and NaN.
+func (b boundNum) MarshalJSON() ([]byte, error) {
+	if math.IsInf(float64(b), 0) || math.IsNaN(float64(b)) {
+		return []byte("null"), nil
+	}
+	return num(b).MarshalJSON()
+}
+
+// noFiniteEpsilon is the epsilon_reason of a null ε.
+func noFiniteEpsilon(delta float64, what string) string {
+	return fmt.Sprintf("no finite ε: %s stays above δ = %g for every ε", what, delta)
+}
+
 type epsilonJSON struct {
-	Epsilon    num                `json:"epsilon"`
-	Delta      num                `json:"delta"`
-	Order      num                `json:"order"`
-	Conversion privacy.Conversion `json:"conversion,omitempty"`
-	Steps      int                `json:"steps"`
-	Mechanism  privacy.Spec       `json:"mechanism"`
-	Proven     bool               `json:"proven"`
-	Unproven   []string           `json:"unproven,omitempty"`
+	// Epsilon is null when no finite bound exists (EpsilonReason says why).
+	Epsilon       boundNum           `json:"epsilon"`
+	EpsilonReason string             `json:"epsilon_reason,omitempty"`
+	Delta         num                `json:"delta"`
+	Order         num                `json:"order"`
+	Conversion    privacy.Conversion `json:"conversion,omitempty"`
+	Steps         int                `json:"steps"`
+	Mechanism     privacy.Spec       `json:"mechanism"`
+	Proven        bool               `json:"proven"`
+	Unproven      []string           `json:"unproven,omitempty"`
 	// Direct analysis (--direct) only.
 	Method     string `json:"method,omitempty"`
 	StepEps    *num   `json:"step_epsilon,omitempty"`
@@ -396,8 +415,11 @@ func accountEpsilon(f accountFlags) (accountOutput, error) {
 	if err != nil {
 		return accountOutput{}, err
 	}
-	res := epsilonJSON{Epsilon: num(r.Epsilon), Delta: num(r.Delta), Order: num(r.Order), Conversion: conv,
+	res := epsilonJSON{Epsilon: boundNum(r.Epsilon), Delta: num(r.Delta), Order: num(r.Order), Conversion: conv,
 		Steps: r.Steps, Mechanism: m.Spec(), Proven: r.Proven, Unproven: r.Unproven, Method: "rdp"}
+	if !(r.Epsilon < math.Inf(1)) {
+		res.EpsilonReason = noFiniteEpsilon(f.delta, fmt.Sprintf("the %s conversion of the composed RDP curve at every order", conv))
+	}
 	return accountOutput{json: res, table: epsilonTable(res)}, nil
 }
 
@@ -427,7 +449,7 @@ func accountDirect(f accountFlags) (accountOutput, error) {
 	if T*math.Log1p(-f.delta0) <= logKeep {
 		return accountOutput{}, fmt.Errorf("direct analysis impossible: %d steps with δ0 = %v already exceed δ = %v", f.steps, f.delta0, f.delta)
 	}
-	best := epsilonJSON{Epsilon: num(math.Inf(1))}
+	best := epsilonJSON{Epsilon: boundNum(math.Inf(1))}
 	var lastErr error
 	for i := 1; i <= directSplits; i++ {
 		frac := float64(i) / (directSplits + 1)
@@ -451,7 +473,7 @@ func accountDirect(f accountFlags) (accountOutput, error) {
 		}
 		if epsT < float64(best.Epsilon) && dT <= f.delta*(1+1e-9) {
 			e1, ds, sl := num(eps1), num(deltaStep), num(slack)
-			best = epsilonJSON{Epsilon: num(epsT), Delta: num(dT), Order: num(0), Steps: f.steps, Mechanism: m.Spec(),
+			best = epsilonJSON{Epsilon: boundNum(epsT), Delta: num(dT), Order: num(0), Steps: f.steps, Mechanism: m.Spec(),
 				Proven: true, Method: "ptr-thm4.2+strong-composition", StepEps: &e1, StepDelta: &ds, DeltaSlack: &sl, Bound: bound}
 		}
 	}

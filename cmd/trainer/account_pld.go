@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"math"
 	"reflect"
 	"strings"
 	"text/tabwriter"
@@ -180,9 +182,13 @@ func (e historyEntry) mechanism() (privacy.Mechanism, int, error) {
 
 type pldEpsilonJSON struct {
 	Accountant string `json:"accountant"`
-	// Epsilon is the certified upper bound; EpsilonOptimistic the estimate
-	// from the optimistic discretization on the same grid.
-	Epsilon           num            `json:"epsilon"`
+	// Epsilon is the certified upper bound, min(PLD, RDP) (Bound says
+	// which), null when no finite one exists (EpsilonReason says why);
+	// EpsilonOptimistic the estimate from the optimistic discretization on
+	// the same grid.
+	Epsilon           boundNum       `json:"epsilon"`
+	EpsilonReason     string         `json:"epsilon_reason,omitempty"`
+	Bound             string         `json:"bound,omitempty"`
 	EpsilonOptimistic num            `json:"epsilon_optimistic"`
 	Delta             num            `json:"delta"`
 	Interval          num            `json:"interval"`
@@ -232,10 +238,15 @@ func accountEpsilonPLD(f accountFlags) (accountOutput, error) {
 		return accountOutput{}, usageError{err}
 	}
 	for i, m := range mechs {
-		if !privacy.HasPLD(m) {
-			return accountOutput{}, usagef("mechanism %s has no proven privacy loss distribution; use --accountant rdp", m.Spec().Kind)
-		}
+		// Losses no grid represents (σ or b → 0) are refused with the
+		// accountant's reason (exit 2), never bounded from lost masses.
 		if err := acc.Compose(m, counts[i]); err != nil {
+			if errors.Is(err, privacy.ErrPLDRange) {
+				return accountOutput{}, usageError{err}
+			}
+			if !privacy.HasPLD(m) {
+				return accountOutput{}, usagef("mechanism %s has no proven privacy loss distribution; use --accountant rdp", m.Spec().Kind)
+			}
 			return accountOutput{}, err
 		}
 	}
@@ -243,8 +254,11 @@ func accountEpsilonPLD(f accountFlags) (accountOutput, error) {
 	if err != nil {
 		return accountOutput{}, err
 	}
-	res := pldEpsilonJSON{Accountant: privacy.KindPLD, Epsilon: num(g.Epsilon), EpsilonOptimistic: num(g.Optimistic),
+	res := pldEpsilonJSON{Accountant: privacy.KindPLD, Epsilon: boundNum(g.Epsilon), Bound: g.Bound, EpsilonOptimistic: num(g.Optimistic),
 		Delta: num(g.Delta), Interval: num(g.Interval), Steps: g.Steps, Detail: g.Detail, Mechanism: spec, History: entries}
+	if !(g.Epsilon < math.Inf(1)) {
+		res.EpsilonReason = noFiniteEpsilon(f.delta, "the certified δ(ε) of the composed PLD (its mass at +∞ and round-off slack included) and of the RDP bound")
+	}
 	return accountOutput{json: res, table: func(w io.Writer) {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintf(tw, "accountant:\tpld (interval %g)\n", g.Interval)
@@ -254,7 +268,7 @@ func accountEpsilonPLD(f accountFlags) (accountOutput, error) {
 			fmt.Fprintf(tw, "history:\t%d entries\n", len(entries))
 		}
 		fmt.Fprintf(tw, "steps:\t%d\n", g.Steps)
-		fmt.Fprintf(tw, "epsilon:\t%.6g (certified upper bound; optimistic estimate %.6g)\n", g.Epsilon, g.Optimistic)
+		fmt.Fprintf(tw, "epsilon:\t%.6g (certified upper bound, %s; optimistic estimate %.6g)\n", g.Epsilon, g.Bound, g.Optimistic)
 		fmt.Fprintf(tw, "delta:\t%.6g\n", g.Delta)
 		fmt.Fprintf(tw, "detail:\t%s\n", g.Detail)
 		tw.Flush()
