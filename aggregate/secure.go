@@ -284,25 +284,10 @@ func (s *secureRelease) addRow(acc []int64, r []float32, mult float64, sign int6
 	}
 }
 
-// rowSumSq returns Σ_j trunc(g_j·mult/γ)² exactly (false on overflow).
-// Every |n_j| ≤ 2³¹, so each square is < 2⁶²; the sum is checked for
-// overflow every 2 terms' worth of headroom by accumulating in uint64 and
-// testing the carry.
+// rowSumSq returns Σ_j trunc(g_j·mult/γ)² exactly (false on overflow):
+// scaledSumSq with s = 1 (fl32(1·v) = v).
 func (s *secureRelease) rowSumSq(r []float32, mult float64) (uint64, bool) {
-	var sum uint64
-	k := s.scale * mult
-	for _, v := range r {
-		n := int64(float64(v) * k)
-		if n > 1<<31 || n < -(1<<31) {
-			return 0, false
-		}
-		var c uint64
-		sum, c = bits.Add64(sum, uint64(n*n), 0)
-		if c != 0 {
-			return 0, false
-		}
-	}
-	return sum, true
+	return s.scaledSumSq(r, 1, mult)
 }
 
 // release writes (Σ_{all rows} n_i − Σ_{i∈excluded} n_i + J)·γ into out,

@@ -139,7 +139,9 @@ func (sec *secureRelease) addCareful(acc []int64, row []float32, s float32) floa
 	return math.Inf(1)
 }
 
-// scaledSumSq is rowSumSq on the values fl32(s·v).
+// scaledSumSq returns Σ_j trunc(fl32(s·v_j)·mult/γ)² exactly (false on
+// overflow). Every |n_j| ≤ 2³¹, so each square is < 2⁶²; the sum is
+// accumulated in uint64 and the carry tested.
 func (sec *secureRelease) scaledSumSq(r []float32, s float32, mult float64) (uint64, bool) {
 	var sum uint64
 	k := sec.scale * mult

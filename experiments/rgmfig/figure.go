@@ -126,18 +126,19 @@ func Figure1Authors() Config {
 // AppendixDAuthors is AppendixD under the authors' code's choices
 // (Figure1Authors at ε = 10⁻³, random split).
 func AppendixDAuthors() Config {
-	c := Figure1Authors()
-	c.Title = "ijcnn1, ε = 0.001, α = 2 (authors' code protocol)"
-	c.Splits = []ridgegd.SplitKind{ridgegd.SplitRandom}
-	c.Epsilon = 1e-3
-	return c
+	return appendixD(Figure1Authors(), "ijcnn1, ε = 0.001, α = 2 (authors' code protocol)")
 }
 
 // AppendixD is the ijcnn1 panel of the paper's Figure 2 (Appendix D): the
 // random split of Figure 1 at ε = 10⁻³.
 func AppendixD() Config {
-	c := Figure1()
-	c.Title = "ijcnn1, ε = 0.001, α = 2"
+	return appendixD(Figure1(), "ijcnn1, ε = 0.001, α = 2")
+}
+
+// appendixD turns a Figure 1 configuration into the Appendix D panel: the
+// random split at ε = 10⁻³.
+func appendixD(c Config, title string) Config {
+	c.Title = title
 	c.Splits = []ridgegd.SplitKind{ridgegd.SplitRandom}
 	c.Epsilon = 1e-3
 	return c
