@@ -77,7 +77,7 @@ func auditMechanism(args []string, stdout, stderr io.Writer) int {
 	fs.Float64Var(&cfg.Sigma, "sigma", 1.1, "noise multiplier σ")
 	fs.Float64Var(&cfg.ClipNorm, "clip", 1, "clip norm R")
 	fs.IntVar(&cfg.F, "f", 0, "trim level F (tsum, ptr-tsum)")
-	fs.Float64Var(&cfg.Tau, "tau", 0, "PTR proposed sensitivity τ (gradient-norm units)")
+	fs.Float64Var(&cfg.Tau, "tau", 0.5, "PTR proposed sensitivity τ (gradient-norm units; 0 < τ < R; default: the PTR paper's τ = R/2 at R = 1)")
 	fs.Float64Var(&cfg.B, "b", 1, "PTR Laplace scale b")
 	fs.Float64Var(&cfg.Delta0, "delta0", 1e-8, "PTR failure probability δ₀")
 	fs.Float64Var(&cfg.RGM.Eta, "eta", 0, "rgm-sum relative sensitivity η")
