@@ -52,6 +52,17 @@ type Settings struct {
 	// would be the black-box one.
 	Fig5Taus   []float64
 	Fig5Sigma1 []float64
+
+	// PTR accounted by its PLD (not in the paper; figurePTRPLD): ε at δ =
+	// Delta after k steps, k on PLDSteps, one panel per PLDSigma1. The
+	// defaults are the default training job's PTR step (σ₁ = 1.1, τ = R/2,
+	// b = 1, δ₀ = 1e-8, q = 256/60,000) and σ₁ = 8, where Theorem 4.4 holds.
+	PLDSigma1   []float64
+	PLDTau      float64
+	PLDDelta0   float64
+	PLDQ        float64
+	PLDSteps    []int
+	PLDInterval float64 // discretization interval (0: privacy.DefaultPLDInterval)
 }
 
 // DefaultSettings returns the parameters used by Generate.
@@ -81,6 +92,11 @@ func DefaultSettings() Settings {
 		Fig3Splits:  99,
 		Fig5Taus:    []float64{2.0 / 3, 1.0 / 3, 0.1},
 		Fig5Sigma1:  []float64{16, 16, 40},
+		PLDSigma1:   []float64{1.1, 8},
+		PLDTau:      0.5,
+		PLDDelta0:   1e-8,
+		PLDQ:        256.0 / 60000,
+		PLDSteps:    stepsGrid(20000, 5),
 	}
 }
 
@@ -139,6 +155,11 @@ func GenerateWith(outDir string, s Settings) ([]string, error) {
 	}
 	for i, tau := range s.Fig5Taus {
 		if err := add(figure3(s, s.Fig5Sigma1[i], tau, fmt.Sprintf("fig5_%c", 'a'+i), "Figure 5")); err != nil {
+			return nil, err
+		}
+	}
+	for _, sig := range s.PLDSigma1 {
+		if err := add(figurePTRPLD(s, sig, fmt.Sprintf("ptr_pld_sigma1_%g", sig))); err != nil {
 			return nil, err
 		}
 	}

@@ -66,7 +66,7 @@ func TestGenerate(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := DefaultSettings()
-	want := 4*(1+len(s.Fig2Sigma1)+1+len(s.Fig4Taus)+len(s.Fig5Taus)) + 1 // CSV, PNG, SVG, PDF each + README.md
+	want := 4*(1+len(s.Fig2Sigma1)+1+len(s.Fig4Taus)+len(s.Fig5Taus)+len(s.PLDSigma1)) + 1 // CSV, PNG, SVG, PDF each + README.md
 	if len(paths) != want {
 		t.Fatalf("%d files, want %d: %v", len(paths), want, paths)
 	}
