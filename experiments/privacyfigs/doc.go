@@ -5,7 +5,9 @@
 // analysis), Figure 2 (RDP of Poisson-subsampled PTR: white-box, black-box,
 // lower bound) and Figures 3 and 5 (ε after k compositions), as PNG, SVG and PDF plots and
 // CSV files of the plotted numbers, plus a README.md listing every figure's
-// parameters. All numbers come from package privacy.
+// parameters. All numbers come from package privacy. Beyond the paper, the
+// ptr_pld_* figures put ε against steps for PTR on RDP (white-box and
+// black-box) and on its privacy loss distribution (figurePTRPLD).
 //
 // The paper's figures are images without stated parameters beyond their
 // captions; the parameters used here are listed in Settings and written in
