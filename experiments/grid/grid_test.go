@@ -376,3 +376,45 @@ func TestPTRGridNoiseKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestPTRGridAccountant: TSGD+PTR cells run on the PLD by default with the
+// accountant named in their configuration, so their keys differ from the
+// RDP cells of earlier grids (which left it empty); --accountant pld and
+// rdp are accepted for every method.
+func TestPTRGridAccountant(t *testing.T) {
+	for _, tc := range []struct {
+		acc, want string
+	}{{"", "pld"}, {"pld", "pld"}, {"rdp", "rdp"}} {
+		g, err := PTRTable{Preset: "ptr-mnist", Epsilons: []float64{3}, Methods: []string{"tsgd-ptr", "tsgd-gaussian"},
+			Corruptions: PTRPaperCorruptions()[:1], Seeds: []uint64{1}, Accountant: tc.acc}.Grid()
+		if err != nil {
+			t.Fatalf("accountant %q: %v", tc.acc, err)
+		}
+		for _, c := range g.Cells {
+			want := tc.want
+			if c.Class != "tsgd-ptr" {
+				want = tc.acc
+			}
+			if c.Config.Accountant != want {
+				t.Errorf("accountant %q, %s: config accountant %q, want %q", tc.acc, c.Class, c.Config.Accountant, want)
+			}
+		}
+		if tc.acc != "" {
+			continue
+		}
+		ptr := g.Cells[0].Config
+		old := ptr
+		old.Accountant = ""
+		kNew, err := Key(ptr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kOld, err := Key(old)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if kNew == kOld {
+			t.Errorf("a default TSGD+PTR cell has the key %s of an earlier grid's RDP cell", kNew)
+		}
+	}
+}

@@ -140,9 +140,6 @@ func (t PTRTable) Grid() (*Grid, error) {
 		if m != "tsgd-ptr" && m != "tsgd-gaussian" && m != "dpsgd" {
 			return nil, fmt.Errorf("ptr-table: unknown method %q (want tsgd-ptr, tsgd-gaussian or dpsgd)", m)
 		}
-		if m == "tsgd-ptr" && t.Accountant == "pld" {
-			return nil, errors.New("ptr-table: accountant pld: TSGD+PTR has no proven privacy loss distribution; drop tsgd-ptr from --methods or use --accountant rdp")
-		}
 	}
 	if t.Accountant != "" && t.Accountant != "pld" && t.Accountant != "rdp" {
 		return nil, fmt.Errorf("ptr-table: accountant must be pld or rdp, got %q", t.Accountant)
@@ -168,16 +165,22 @@ func (t PTRTable) Grid() (*Grid, error) {
 					cfg.DynamicF = m == "tsgd-ptr"
 					cfg.Steps = t.Steps
 					cfg.FloatNoise = t.FloatNoise
-					if m != "tsgd-ptr" {
-						cfg.Accountant = t.Accountant
+					cfg.Accountant = t.Accountant
+					if m == "tsgd-ptr" && cfg.Accountant == "" {
+						// TSGD+PTR's default accountant became the PLD
+						// (docs/ptr-pld.md); cells of earlier grids left
+						// it empty and ran on RDP. Naming it keeps their
+						// keys apart, so an RDP cell is never reused as
+						// a PLD one.
+						cfg.Accountant = "pld"
 					}
 					cfg.Out = ""
 					method := m
 					if m == "dpsgd" {
 						method = fmt.Sprintf("dpsgd σ=%g", cfg.Sigma)
 					}
-					if cfg.Accountant != "" {
-						method += " (" + cfg.Accountant + ")"
+					if t.Accountant != "" {
+						method += " (" + t.Accountant + ")"
 					}
 					if cfg.FloatNoise {
 						method += " [float noise]"
