@@ -230,7 +230,7 @@ func runRGM(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "rgm-gd: %v\n", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "wrote %s\n", *out)
+	fmt.Fprintf(stdout, "wrote %s (OPERATOR-ONLY: non-private evaluation values; see %s there)\n", *out, rgmfig.OperatorNoticeFile)
 	if res.Failed == *runs {
 		return 1
 	}

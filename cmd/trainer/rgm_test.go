@@ -74,6 +74,9 @@ func TestRGMRunWritesGaps(t *testing.T) {
 		if !strings.Contains(sum.Noise, "NOT floating-point safe") || !strings.Contains(so.String(), "noise: WARNING: float noise, NOT floating-point safe") {
 			t.Errorf("%v: noise not stated: summary %q, stdout %q", tc.args, sum.Noise, so.String())
 		}
+		if b, err := os.ReadFile(filepath.Join(out, rgmfig.OperatorNoticeFile)); err != nil || !strings.HasPrefix(string(b), "OPERATOR-ONLY") {
+			t.Errorf("%v: no operator-only notice: %v", tc.args, err)
+		}
 		f, _ := os.Open(filepath.Join(out, "gap.csv"))
 		sc := bufio.NewScanner(f)
 		lines := 0

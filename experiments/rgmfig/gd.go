@@ -176,7 +176,10 @@ func (r *GDResult) Write(dir, format string) error {
 	if err != nil {
 		return fmt.Errorf("summary.json: %w", err)
 	}
-	return fileutil.WriteAtomic(filepath.Join(dir, "summary.json"), append(data, '\n'))
+	if err := fileutil.WriteAtomic(filepath.Join(dir, "summary.json"), append(data, '\n')); err != nil {
+		return err
+	}
+	return WriteOperatorNotice(dir)
 }
 
 // Reproduce runs the paper's Figure 1 and its Appendix D ijcnn1 panel under

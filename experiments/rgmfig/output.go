@@ -17,6 +17,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/privtrain/privtrain/experiments/figstyle"
+	"github.com/privtrain/privtrain/internal/fileutil"
 )
 
 // WriteCSV writes one row per (split, curve, iteration) with the gap of every
@@ -205,8 +206,32 @@ func (f *Figure) WriteAll(dir, prefix string) error {
 			return fmt.Errorf("rgmfig: %w", err)
 		}
 	}
-	_, err := f.Save(filepath.Join(dir, prefix), f.PlotFloor())
-	return err
+	if _, err := f.Save(filepath.Join(dir, prefix), f.PlotFloor()); err != nil {
+		return err
+	}
+	return WriteOperatorNotice(dir)
+}
+
+// OperatorNoticeFile names the notice written into every directory of RGM
+// experiment output.
+const OperatorNoticeFile = "OPERATOR-ONLY.txt"
+
+// operatorNotice says why the RGM experiment's files are not releases.
+const operatorNotice = `OPERATOR-ONLY: every file in this directory is operator-only.
+
+These are the outputs of an experiment that evaluates private ridge regression,
+not differentially private releases. They contain quantities computed from the
+data without privacy: the optimum f* and the gaps f(θ_t) − f*, each node's
+λ_max and clipping threshold, and the PTR test's exact Δ₊ (Proposition 2) with
+its floating-point noisy value Δ̂. The gradient noise is floating-point noise
+(summary "noise" field), which is not safe against floating-point attacks.
+Publish figures and tables derived from them as research results about the
+method, never these files as a private release of the data.
+`
+
+// WriteOperatorNotice writes OperatorNoticeFile into dir, atomically.
+func WriteOperatorNotice(dir string) error {
+	return fileutil.WriteAtomic(filepath.Join(dir, OperatorNoticeFile), []byte(operatorNotice))
 }
 
 // Table formats the plateau gaps (median [min, max] over runs) per split

@@ -111,6 +111,9 @@ func TestFigureShortRealData(t *testing.T) {
 	if got := recs[0][:6]; strings.Join(got, ",") != "split,curve,iteration,min,median,max" {
 		t.Errorf("CSV header %v", got)
 	}
+	if b, err := os.ReadFile(filepath.Join(dir, OperatorNoticeFile)); err != nil || !strings.HasPrefix(string(b), "OPERATOR-ONLY") || !strings.Contains(string(b), "Δ₊") {
+		t.Errorf("operator notice: %v %q", err, b)
+	}
 	if st, err := os.Stat(filepath.Join(dir, "fig.png")); err != nil || st.Size() < 10000 {
 		t.Errorf("PNG: %v", err)
 	}
