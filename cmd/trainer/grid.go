@@ -121,11 +121,11 @@ func writeSlurm(name string, fs *flag.FlagSet, g *grid.Grid, m *gridModes, stdou
 	if trainer == "" {
 		exe, err := os.Executable()
 		if err != nil {
-			return fmt.Errorf("--slurm: cannot find this executable (pass --trainer): %w", err)
+			return usagef("--slurm: cannot find this executable (pass --trainer): %w", err)
 		}
 		trainer = exe
 		if strings.Contains(exe, string(filepath.Separator)+"go-build") {
-			return fmt.Errorf("--slurm: this executable (%s) is a temporary `go run` build; build one (go build -o bin/trainer ./cmd/trainer) and run it, or pass --trainer", exe)
+			return usagef("--slurm: this executable (%s) is a temporary `go run` build; build one (go build -o bin/trainer ./cmd/trainer) and run it, or pass --trainer", exe)
 		}
 	}
 	trainer, err := filepath.Abs(trainer)
@@ -236,7 +236,6 @@ func runPTRTable(args []string, stdout, stderr io.Writer) error {
 // and modes (nothing is run or written).
 func parsePTRTable(args []string, stderr io.Writer) (*grid.Grid, *flag.FlagSet, *gridModes, error) {
 	fs := flag.NewFlagSet("trainer experiment ptr-table", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	setUsage(fs, "trainer experiment ptr-table [flags]")
 	t := grid.PTRTable{}
 	fs.StringVar(&t.Preset, "preset", "ptr-mnist", "hyper-parameter preset: ptr-mnist, ptr-emnist, ptr-cifar10")
@@ -253,7 +252,7 @@ func parsePTRTable(args []string, stderr io.Writer) (*grid.Grid, *flag.FlagSet, 
 	fs.Var(deprecatedSecureNoise{stderr}, "secure-noise", "deprecated, does nothing: secure noise is the default (--float-noise opts out)")
 	var m gridModes
 	addGridModes(fs, &m, "out/ptr-table")
-	if err := fs.Parse(args); err != nil {
+	if err := parseArgs(fs, args); err != nil {
 		return nil, nil, nil, err
 	}
 	if fs.NArg() > 0 {
@@ -305,7 +304,6 @@ func runPDPTable(args []string, stdout, stderr io.Writer) error {
 // and modes (nothing is run or written).
 func parsePDPTable(args []string, stderr io.Writer) (*grid.Grid, *flag.FlagSet, *gridModes, error) {
 	fs := flag.NewFlagSet("trainer experiment pdp-table", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	setUsage(fs, "trainer experiment pdp-table [flags]")
 	t := grid.PDPTable{}
 	presets := fs.String("presets", "pdp-mnist,pdp-fashion-mnist", "comma-separated presets: pdp-mnist, pdp-fashion-mnist, pdp-svhn")
@@ -319,7 +317,7 @@ func parsePDPTable(args []string, stderr io.Writer) (*grid.Grid, *flag.FlagSet, 
 	fs.BoolVar(&t.FloatNoise, "float-noise", false, "opt out of the secure (floating-point-safe) release, the default: float noise, whose guarantee does NOT hold against floating-point attacks (Mironov, CCS 2012); float cells keep the keys of earlier float grids")
 	var m gridModes
 	addGridModes(fs, &m, "out/pdp-table")
-	if err := fs.Parse(args); err != nil {
+	if err := parseArgs(fs, args); err != nil {
 		return nil, nil, nil, err
 	}
 	if fs.NArg() > 0 {
