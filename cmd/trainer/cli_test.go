@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -207,5 +208,43 @@ func TestCompletionHasEveryFlag(t *testing.T) {
 		if err != nil || strings.TrimSpace(string(out)) != "--mech" {
 			t.Errorf("completing 'trainer account epsilon --me': %q, %v; want --mech", out, err)
 		}
+	}
+}
+
+// TestSeedExplicitDefault: the default seed is 1, and `--seed 1`, `seed: 1`
+// in a config and no seed at all give the same configuration; none of them
+// makes the privacy noise derive from the seed (no ReproducibleNoise, no key).
+func TestSeedExplicitDefault(t *testing.T) {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "c.yaml")
+	if err := os.WriteFile(conf, []byte("method: dpsgd\nseed: 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "run")
+	base := []string{"--method", "dpsgd", "--out", out}
+	var cfgs []runner.TrainConfig
+	for _, args := range [][]string{
+		base,
+		append([]string{"--seed", "1"}, base...),
+		append([]string{"--config", conf}, base...),
+		append([]string{"--config", conf, "--seed=1"}, base...),
+	} {
+		cfg, _, err := parseTrainFlags(args, io.Discard)
+		if err != nil {
+			t.Fatalf("%q: %v", args, err)
+		}
+		if cfg.Seed != 1 || cfg.ReproducibleNoise || cfg.NoiseKey != nil {
+			t.Errorf("%q: seed %d, reproducible noise %v, key %v; want seed 1, secret key from the OS", args, cfg.Seed, cfg.ReproducibleNoise, cfg.NoiseKey != nil)
+		}
+		cfgs = append(cfgs, cfg)
+	}
+	for i := 1; i < len(cfgs); i++ {
+		a, b := cfgs[0], cfgs[i]
+		if !reflect.DeepEqual(a, b) {
+			t.Errorf("configuration %d differs from the default-seed one:\n%+v\n%+v", i, b, a)
+		}
+	}
+	if code, help, _ := run("train", "--help"); code != 0 || !strings.Contains(help, "--seed uint\n    \tpublic seed") || !strings.Contains(help, "(default 1)") {
+		t.Errorf("train --help does not state the seed's default 1")
 	}
 }
