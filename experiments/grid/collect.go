@@ -1,12 +1,14 @@
 package grid
 
 import (
+	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -170,11 +172,15 @@ func (t *Table) Markdown() string {
 // CSV renders one line per finished cell.
 func (t *Table) CSV() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "cell,key,%s,seed,test_accuracy,epsilon,steps,ptr_pass_rate,wall_seconds,examples_per_second,accountant\n", strings.Join(t.Columns, ","))
+	w := csv.NewWriter(&b) // quotes a value holding a comma or quote
+	w.Write(append(append([]string{"cell", "key"}, t.Columns...), "seed", "test_accuracy", "epsilon", "steps", "ptr_pass_rate", "wall_seconds", "examples_per_second", "accountant"))
 	for _, c := range t.Cells {
-		fmt.Fprintf(&b, "%d,%s,%s,%d,%.4f,%.4f,%d,%.4f,%.1f,%.0f,%s\n", c.Index, c.Key, strings.Join(c.Row, ","), c.Seed,
-			c.TestAccuracy, c.Epsilon, c.Steps, c.PTRPassRate, c.WallSeconds, c.ExamplesPerS, c.Accountant)
+		rec := append([]string{strconv.Itoa(c.Index), c.Key}, c.Row...)
+		rec = append(rec, strconv.FormatUint(c.Seed, 10), fmt.Sprintf("%.4f", c.TestAccuracy), fmt.Sprintf("%.4f", c.Epsilon),
+			strconv.Itoa(c.Steps), fmt.Sprintf("%.4f", c.PTRPassRate), fmt.Sprintf("%.1f", c.WallSeconds), fmt.Sprintf("%.0f", c.ExamplesPerS), c.Accountant)
+		w.Write(rec)
 	}
+	w.Flush()
 	return b.String()
 }
 

@@ -3,6 +3,7 @@ package grid
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/csv"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -374,5 +375,21 @@ func TestPTRGridNoiseKeys(t *testing.T) {
 				t.Errorf("float=%v %v: secure %v", float, c.Row, c.Config.SecureRelease())
 			}
 		}
+	}
+}
+
+// TestCSVQuotes: cells.csv is RFC 4180 (encoding/csv): a row value with a
+// comma or a quote reads back as one field.
+func TestCSVQuotes(t *testing.T) {
+	tab := &Table{Columns: []string{"corruption", "note"}, Cells: []CellResult{
+		{Index: 3, Key: "ab12", Row: []string{"label-flip:0.1,gradient-noise:0.2", `say "hi"`}, Seed: 7, TestAccuracy: 91.25, Epsilon: 2.5, Steps: 10, Accountant: "rdp"},
+	}}
+	recs, err := csv.NewReader(strings.NewReader(tab.CSV())).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"3", "ab12", "label-flip:0.1,gradient-noise:0.2", `say "hi"`, "7", "91.2500", "2.5000", "10", "0.0000", "0.0", "0", "rdp"}
+	if len(recs) != 2 || strings.Join(recs[1], "|") != strings.Join(want, "|") || len(recs[0]) != len(want) || recs[0][2] != "corruption" {
+		t.Errorf("cells.csv read back as %q, want header + %q", recs, want)
 	}
 }
