@@ -79,8 +79,11 @@ func runGrid(name string, fs *flag.FlagSet, g *grid.Grid, m *gridModes, stdout, 
 	defer stop()
 	switch {
 	case m.plan:
-		return g.Plan(stdout, m.out)
+		return g.Plan(stdout, m.out, m.jobs)
 	case m.slurm:
+		if err := g.CheckData(m.out, nil); err != nil {
+			return usageError{err} // the tasks would fail on it
+		}
 		return writeSlurm(name, fs, g, m, stdout)
 	case m.cell >= 0:
 		fmt.Fprintf(stderr, "%s cell %d: %s seed %d\n", name, m.cell, strings.Join(g.Cells[m.cell].Row, " "), g.Cells[m.cell].Seed)
@@ -91,7 +94,9 @@ func runGrid(name string, fs *flag.FlagSet, g *grid.Grid, m *gridModes, stdout, 
 		fmt.Fprintf(stdout, "cell %d: test accuracy %.2f%%, %d steps, ε %.3f (%s)\n", m.cell, 100*s.TestAccuracy, s.Steps, s.Epsilon, s.Accountant)
 		return nil
 	case !m.collect:
-		if err := g.RunAll(ctx, m.out, nil, m.jobs, stderr); err != nil {
+		if err := g.RunAll(ctx, m.out, nil, m.jobs, stderr); errors.Is(err, grid.ErrData) {
+			return usageError{err} // nothing ran: like a refused train, exit 2
+		} else if err != nil {
 			return err
 		}
 	}
