@@ -167,14 +167,19 @@ func runRGM(args []string, stdout, stderr io.Writer) int {
 	eps, alpha, muReg, method, clipFactor, clipNoise, consts := &o.eps, &o.alpha, &o.muReg, &o.method, &o.clipFactor, &o.clipNoise, &o.consts
 	ptrEps, ptrDelta, seed, runs, format, workers, set := &o.ptrEps, &o.ptrDelta, &o.seed, &o.runs, &o.format, &o.workers, o.set
 
-	if *figure || ridgegd.Method(*method) != ridgegd.MethodNone {
-		fmt.Fprintf(stdout, "noise: WARNING: %s\n", ridgegd.NoiseStatement)
-	}
 	dir := datasets.ResolveDataDir(*dataDir)
+	if dir == "" {
+		fmt.Fprintf(stderr, "rgm-gd: ijcnn1 needs a data directory: pass --data-dir DIR (DIR/ijcnn1/ holds the LIBSVM files, docs/datasets.md) or set $%s\n", datasets.DataDirEnv)
+		return 2
+	}
 	data, err := rgmfig.LoadIJCNN1(dir)
 	if err != nil {
-		fmt.Fprintf(stderr, "rgm-gd: loading ijcnn1 from %q: %v\n", dir, err)
-		return 1
+		// Nothing ran: bad input, like a train refused before its first step.
+		fmt.Fprintf(stderr, "rgm-gd: loading ijcnn1 from %q: %s\n", dir, oneLine(err.Error()))
+		return 2
+	}
+	if *figure || ridgegd.Method(*method) != ridgegd.MethodNone {
+		fmt.Fprintf(stdout, "noise: WARNING: %s\n", ridgegd.NoiseStatement)
 	}
 	if *figure {
 		protocol := o.protocol
