@@ -24,8 +24,11 @@ type RowStats struct {
 	Paper float64
 	// Means over the finished seeds.
 	Epsilon, Steps, WallSeconds, PTRPassRate float64
-	Seeds                                    []uint64
-	Accs                                     []float64
+	// PTRTests counts the PTR tests of the finished seeds: the PTR pass
+	// column is filled when it is > 0, a 0% pass rate included.
+	PTRTests int
+	Seeds    []uint64
+	Accs     []float64
 	// Accountant names the accountant of Epsilon ("pld", "rdp"; "mixed"
 	// when the seeds differ, "" for runs without one).
 	Accountant string
@@ -102,6 +105,7 @@ func (g *Grid) Collect(out string) (*Table, error) {
 		r.Steps += float64(s.Steps)
 		r.WallSeconds += s.WallSeconds
 		r.PTRPassRate += s.PTRPassRate
+		r.PTRTests += s.PTRTests
 	}
 	for i := range t.Rows {
 		r := &t.Rows[i]
@@ -153,7 +157,7 @@ func (t *Table) Markdown() string {
 			}
 			steps = fmt.Sprintf("%.0f", r.Steps)
 			wall = fmt.Sprintf("%.0f", r.WallSeconds)
-			if r.PTRPassRate > 0 {
+			if r.PTRTests > 0 {
 				pass = fmt.Sprintf("%.1f%%", 100*r.PTRPassRate)
 			}
 		}

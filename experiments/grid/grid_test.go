@@ -393,3 +393,32 @@ func TestCSVQuotes(t *testing.T) {
 		t.Errorf("cells.csv read back as %q, want header + %q", recs, want)
 	}
 }
+
+// TestPTRPassColumn: a TSGD+PTR row shows its pass rate even when every
+// test failed (0.0%, as in short CI runs); a row without PTR tests shows –.
+func TestPTRPassColumn(t *testing.T) {
+	g := fakeGrid(t) // cells 0–2 tsgd-ptr, 3–5 tsgd-gaussian
+	out := t.TempDir()
+	for i := range g.Cells {
+		s := runner.Summary{TestAccuracy: 0.5, Steps: 40, Epsilon: 2}
+		if i < 3 {
+			s.PTRTests, s.PTRPassed = 40, 0
+		}
+		dir, _ := g.Dir(out, i)
+		os.MkdirAll(dir, 0o755)
+		data, _ := json.Marshal(s)
+		if err := os.WriteFile(filepath.Join(dir, "summary.json"), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tab, err := g.Collect(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := tab.Markdown()
+	for _, want := range []string{"| tsgd-ptr | 50.00 ± 0.00 | 3/3 | 93.29 | 2.000 | 40 | 0.0% | 0 |", "| tsgd-gaussian | 50.00 ± 0.00 | 3/3 | 90.15 | 2.000 | 40 | – | 0 |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("table lacks %q:\n%s", want, md)
+		}
+	}
+}
