@@ -252,7 +252,7 @@ func parsePTRTable(args []string, stderr io.Writer) (*grid.Grid, *flag.FlagSet, 
 	seeds := fs.String("seeds", "1", "comma-separated seeds or ranges (1-5)")
 	fs.Float64Var(&t.DPSGDSigma, "dpsgd-sigma", 0, "σ of the dpsgd baseline (0: the preset's Gaussian σ)")
 	fs.IntVar(&t.Steps, "steps", 0, "cap every run at this many steps (smoke tests; 0: train until ε is spent)")
-	fs.StringVar(&t.Accountant, "accountant", "", "pld | rdp (default: pld for dpsgd and tsgd-gaussian, rdp for tsgd-ptr, which has no proven PLD)")
+	fs.StringVar(&t.Accountant, "accountant", "", "pld | rdp (default: pld, which every method here has; TSGD+PTR's: docs/ptr-pld.md)")
 	fs.BoolVar(&t.FloatNoise, "float-noise", false, "opt out of the secure (floating-point-safe) release, the default: float noise, whose guarantee does NOT hold against floating-point attacks (Mironov, CCS 2012); float cells keep the keys of earlier float grids")
 	fs.Var(deprecatedSecureNoise{stderr}, "secure-noise", "deprecated, does nothing: secure noise is the default (--float-noise opts out)")
 	var m gridModes

@@ -14,8 +14,9 @@ import (
 	"github.com/privtrain/privtrain/runner"
 )
 
-// TestEstimate: a budget-stopped cell takes the steps and time of the
-// measured cell with its settings; DP-SGD at the Gaussian's σ takes the
+// TestEstimate: a budget-stopped cell takes the steps of the measured cell
+// with its settings (TSGD+PTR on PLD: 8,126) at its class's measured rate;
+// DP-SGD at the Gaussian's σ takes the
 // TSGD+Gaussian steps (same mechanism) at DP-SGD's measured rate; a
 // --steps cap scales the rate; a finished cell costs nothing and its rate
 // replaces the table's for its class.
@@ -28,9 +29,10 @@ func TestEstimate(t *testing.T) {
 	out := t.TempDir()
 	// DP-SGD's measured rate: (6.2 + 16.9) min over 21,353 + 52,665 steps.
 	dpsgdRate := (6.2*60 + 16.9*60) / (21353 + 52665)
+	ptrRate := (4.5*60 + 13.3*60) / (4136 + 15208) // the RDP cells' rate
 	for i, want := range []CellEstimate{
-		{Seconds: 4.5 * 60, Steps: 4136, Source: "measured cell"},
-		{Seconds: 4.5 * 60, Steps: 4136, Source: "measured cell"},
+		{Seconds: 8126 * ptrRate, Steps: 8126, Source: "measured tsgd-ptr rate"},
+		{Seconds: 8126 * ptrRate, Steps: 8126, Source: "measured tsgd-ptr rate"},
 		{Seconds: 2545 * dpsgdRate, Steps: 2545, Source: "measured dpsgd rate"},
 		{Seconds: 2545 * dpsgdRate, Steps: 2545, Source: "measured dpsgd rate"},
 		{Seconds: math.NaN(), Source: "no measured cell with these settings"}, // ε = 4: never measured
@@ -46,27 +48,36 @@ func TestEstimate(t *testing.T) {
 	// Cell 0 finished here at 0.1 s/step: it costs 0, cell 1 takes its rate.
 	dir, _ := g.Dir(out, 0)
 	os.MkdirAll(dir, 0o755)
-	data, _ := json.Marshal(runner.Summary{TestAccuracy: 0.9, Steps: 4136, WallSeconds: 413.6})
+	data, _ := json.Marshal(runner.Summary{TestAccuracy: 0.9, Steps: 8126, WallSeconds: 812.6})
 	if err := os.WriteFile(filepath.Join(dir, "summary.json"), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if e, _ := g.Estimate(out, 0); e.Seconds != 0 || e.Source != "finished" {
 		t.Errorf("finished cell: %+v", e)
 	}
-	if e, _ := g.Estimate(out, 1); math.Abs(e.Seconds-413.6) > 1e-9 || e.Source != "rate of this grid's finished cells" {
-		t.Errorf("cell 1 after cell 0 finished: %+v, want 413.6 s from this grid", e)
+	if e, _ := g.Estimate(out, 1); math.Abs(e.Seconds-812.6) > 1e-9 || e.Source != "rate of this grid's finished cells" {
+		t.Errorf("cell 1 after cell 0 finished: %+v, want 812.6 s from this grid", e)
 	}
 	var plan bytes.Buffer
 	if err := g.Plan(&plan, out, 2); err != nil {
 		t.Fatal(err)
 	}
 	// Unfinished and estimated: cells 1, 2, 3 (and the ε = 4 cells without a measurement).
-	total := 413.6 + 2*2545*dpsgdRate
+	total := 812.6 + 2*2545*dpsgdRate
 	for _, want := range []string{"# 8 cells, 7 to run: estimated wall time " + formatDuration(total) + " one cell at a time",
 		"about " + formatDuration(total/2) + " at --jobs 2", "plus 4 cells with no measurement", "docs/grid.md", "# data: every unfinished cell's dataset is present"} {
 		if !strings.Contains(plan.String(), want) {
 			t.Errorf("plan lacks %q:\n%s", want, plan.String())
 		}
+	}
+
+	rdp, err := PTRTable{Preset: "ptr-mnist", Epsilons: []float64{5}, Methods: []string{"tsgd-ptr"}, Accountant: "rdp",
+		Corruptions: []runner.Corruption{{Kind: "none"}}, Seeds: []uint64{1}}.Grid()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e, _ := rdp.Estimate(t.TempDir(), 0); e.Steps != 15208 || e.Seconds != 13.3*60 || e.Source != "measured cell" {
+		t.Errorf("TSGD+PTR on RDP at ε = 5: %+v, want the measured cell (15208 steps, 798 s)", e)
 	}
 
 	capped, err := PTRTable{Preset: "ptr-mnist", Epsilons: []float64{3}, Methods: []string{"tsgd-gaussian"},
