@@ -45,7 +45,7 @@ var modeFlags = map[string]bool{"plan": true, "cell": true, "jobs": true, "colle
 
 func addGridModes(fs *flag.FlagSet, m *gridModes, defaultOut string) {
 	fs.StringVar(&m.out, "out", defaultOut, "output directory: cells/<settings hash>/ per run, table.md, cells.csv, slurm/")
-	fs.BoolVar(&m.plan, "plan", false, "print the grid's cells (index, settings hash, state) and exit")
+	fs.BoolVar(&m.plan, "plan", false, "print the grid's cells (index, settings hash, state, estimated steps and wall time), the total estimated wall time and the data check, and exit (nothing runs)")
 	fs.IntVar(&m.cell, "cell", -1, "run only cell `I` (idempotent: a finished cell is reused, an interrupted one resumes)")
 	fs.IntVar(&m.jobs, "jobs", 1, "run up to `N` cells in parallel on this machine")
 	fs.BoolVar(&m.collect, "collect", false, "build the table from the finished cells and list the missing ones (exit 1 if any)")

@@ -24,10 +24,14 @@ const costSource = "docs/grid.md (full grids of 2026-11-23: shared 2-core machin
 // budget from each cell's accountant at δ = 1e-5, q = 256/60000) and PDP
 // Table 1 at 25 epochs (the table's "wall s/run", mean over 3 seeds). The
 // TSGD+PTR steps to ε = 3 under PLD, the default since PTR's PLD
-// (docs/ptr-pld.md: the default job, same settings, 8,126 steps), have no
-// full-grid wall time: they take the measured TSGD+PTR rate.
+// (docs/ptr-pld.md: the default job, same settings, 8,126 steps; at ε = 5
+// the largest n with ε(n) ≤ 5 by `trainer account epsilon --accountant pld
+// --mech ptr --sigma1 1.1 --tau 0.5 --b 1 --delta0 1e-8 --q 256/60000
+// --delta 1e-5`, which gives 8,126 at ε = 3 too), have no full-grid wall
+// time: they take the measured TSGD+PTR rate.
 var measuredCells = []measuredCell{
 	{"mnist", "tsgd-ptr", "pld", 1.1, 3, 0, 8126, 0},
+	{"mnist", "tsgd-ptr", "pld", 1.1, 5, 0, 20505, 0},
 	{"mnist", "tsgd-ptr", "rdp", 1.1, 3, 0, 4136, 4.5 * 60},
 	{"mnist", "tsgd-ptr", "rdp", 1.1, 5, 0, 15208, 13.3 * 60},
 	{"mnist", "tsgd-gaussian", "pld", 0.7, 3, 0, 2545, 2.6 * 60},
