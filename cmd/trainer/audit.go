@@ -289,6 +289,7 @@ func auditRun(args []string, stdout, stderr io.Writer) int {
 				msg = fmt.Sprintf("unknown flag --%s: did you mean --%s? (see trainer audit run --help)", name, s)
 			}
 		}
+		msg = strings.ReplaceAll(msg, "(see trainer train --help)", "(see trainer audit run --help)")
 		fmt.Fprintf(stderr, "trainer audit run: %s\n", msg)
 		return 2
 	}
