@@ -6,6 +6,8 @@ import (
 	"os"
 	"strconv"
 	"time"
+
+	"golang.org/x/term"
 )
 
 // stepProgress is what the step loops report to: the terminal progress bar
@@ -30,15 +32,12 @@ func progressInterval() time.Duration {
 	return 30 * time.Second
 }
 
-// isTerminal reports whether w is a character device (a terminal), where
-// carriage-return redraws make sense.
+// isTerminal reports whether w is a terminal, where carriage-return
+// redraws make sense. It asks the terminal driver (golang.org/x/term):
+// os.ModeCharDevice would also hold for /dev/null and other devices.
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // lineProgress writes one self-contained line per interval — step, the

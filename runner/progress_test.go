@@ -2,6 +2,7 @@ package runner
 
 import (
 	"bytes"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -57,5 +58,24 @@ func TestProgressInterval(t *testing.T) {
 		if got := progressInterval(); got != c.want {
 			t.Errorf("%s=%q: got %v, want %v", ProgressIntervalEnv, c.env, got, c.want)
 		}
+	}
+}
+
+// TestIsTerminalDevNull: /dev/null is a character device but not a
+// terminal, so a run writing progress there gets lines, not redraws.
+func TestIsTerminalDevNull(t *testing.T) {
+	f, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		t.Skip(err)
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice == 0 {
+		t.Skipf("%s is not a character device here", os.DevNull)
+	}
+	if isTerminal(f) {
+		t.Errorf("isTerminal(%s) = true", os.DevNull)
+	}
+	if isTerminal(&bytes.Buffer{}) {
+		t.Error("isTerminal(buffer) = true")
 	}
 }

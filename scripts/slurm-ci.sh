@@ -124,6 +124,11 @@ rows=$(grep -c '^| mnist | 3 | .* | 2/2 |' "$out/table.md")
 grep -q '^| mnist | 3 | label-flip | 0.1 | tsgd-ptr | .* | 2/2 | 93.29 |' "$out/table.md" ||
   { echo "slurm-ci: paper number missing" >&2; exit 1; }
 if grep -q Missing "$out/table.md"; then echo "slurm-ci: cells missing" >&2; exit 1; fi
+# The PTR pass column: a rate (0% included) for TSGD+PTR rows, – for DP-SGD.
+ptr_rows=$(grep -c '^| mnist | 3 | .* | tsgd-ptr | .* | [0-9.]*% | [0-9]* |$' "$out/table.md")
+[ "$ptr_rows" = 2 ] || { echo "slurm-ci: want the PTR pass rate in both tsgd-ptr rows, got $ptr_rows" >&2; exit 1; }
+dpsgd_rows=$(grep -c '^| mnist | 3 | .* | dpsgd .* | – | [0-9]* |$' "$out/table.md")
+[ "$dpsgd_rows" = 2 ] || { echo "slurm-ci: want – in the PTR pass column of both dpsgd rows, got $dpsgd_rows" >&2; exit 1; }
 cells=$(tail -n +2 "$out/cells.csv" | wc -l)
 [ "$cells" = 8 ] || { echo "slurm-ci: $cells finished cells, want 8" >&2; exit 1; }
 awk -F, 'NR > 1 && !($9 > 0 && $9 <= 1 && $10 > 0 && $10 <= 3 && $11 == 40) { bad = 1; print "bad cell: " $0 } END { exit bad }' "$out/cells.csv"

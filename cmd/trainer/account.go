@@ -58,19 +58,23 @@ type accountFlags struct {
 // process exit code: 0 on success, 2 on bad arguments, 1 when the
 // computation itself fails; errors are one line on stderr.
 func runAccount(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 {
 		fmt.Fprint(stderr, accountUsage)
-		if len(args) == 0 {
-			return 2
-		}
+		return 2
+	}
+	if isHelpArg(args[0]) {
+		fmt.Fprint(stdout, accountUsage)
 		return 0
 	}
 	sub := args[0]
 	if sub != "rdp" && sub != "epsilon" && sub != "sigma" {
-		fmt.Fprintf(stderr, "trainer account: unknown subcommand %q (want rdp, epsilon or sigma)\n", sub)
+		fmt.Fprintf(stderr, "trainer account: %s\n", unknownName("subcommand", sub, accountSubcommands))
 		return 2
 	}
 	f, err := parseAccountFlags(sub, args[1:])
+	if printHelp(err, stdout) {
+		return 0
+	}
 	if err == nil {
 		f.accountant = defaultAccountant(sub, f)
 		err = checkAccountantFlags(sub, f)
@@ -110,6 +114,9 @@ func runAccount(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// accountSubcommands are the subcommands of `trainer account`.
+var accountSubcommands = []string{"epsilon", "rdp", "sigma"}
+
 // usageError marks an error caused by the arguments (exit code 2).
 type usageError struct{ error }
 
@@ -120,7 +127,7 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 func parseAccountFlags(sub string, args []string) (accountFlags, error) {
 	var f accountFlags
 	fs := flag.NewFlagSet("trainer account "+sub, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
+	setUsage(fs, "trainer account "+sub+" [flags]   (trainer account --help: what each mechanism needs)")
 	fs.StringVar(&f.mech, "mech", "", "mechanism: gaussian, laplace, ptr or rgm")
 	fs.StringVar(&f.bound, "bound", string(privacy.SubsampleAuto), "subsampling bound: whitebox, blackbox, lower or auto")
 	fs.StringVar(&f.orders, "orders", "", "comma-separated Rényi orders (default: Opacus' grid)")
@@ -144,7 +151,7 @@ func parseAccountFlags(sub string, args []string) (accountFlags, error) {
 	fs.StringVar(&f.accountant, "accountant", "", "accountant: pld or rdp (default: pld where the mechanism has a proven PLD, else rdp)")
 	fs.StringVar(&f.history, "history", "", "pld: JSON list of compositions to account")
 	fs.Float64Var(&f.interval, "interval", privacy.DefaultPLDInterval, "pld: discretization interval of the privacy loss")
-	if err := fs.Parse(args); err != nil {
+	if err := parseArgs(fs, args); err != nil {
 		return f, err
 	}
 	if fs.NArg() > 0 {

@@ -43,11 +43,12 @@ const exitExceeds = 3
 // test is below its claim, 3 when one exceeds it, 2 on bad arguments, 1
 // when the audit fails.
 func runAudit(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 {
 		fmt.Fprint(stderr, auditUsage)
-		if len(args) == 0 {
-			return 2
-		}
+		return 2
+	}
+	if isHelpArg(args[0]) {
+		fmt.Fprint(stdout, auditUsage)
 		return 0
 	}
 	switch args[0] {
@@ -56,9 +57,12 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 	case "run":
 		return auditRun(args[1:], stdout, stderr)
 	}
-	fmt.Fprintf(stderr, "trainer audit: unknown subcommand %q (want mechanism or run)\n", args[0])
+	fmt.Fprintf(stderr, "trainer audit: %s\n", unknownName("subcommand", args[0], auditSubcommands))
 	return 2
 }
+
+// auditSubcommands are the subcommands of `trainer audit`.
+var auditSubcommands = []string{"mechanism", "run"}
 
 // mechanismOutput is the JSON of `trainer audit mechanism`.
 type mechanismOutput struct {
@@ -70,7 +74,7 @@ type mechanismOutput struct {
 
 func auditMechanism(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("trainer audit mechanism", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	setUsage(fs, "trainer audit mechanism --rule NAME [flags]")
 	var cfg aggregate.Config
 	var opt aggaudit.Options
 	rule := fs.String("rule", "", "registered aggregation rule (e.g. sum, tsum, ptr-tsum, rgm-sum)")
@@ -95,10 +99,11 @@ func auditMechanism(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&opt.Tests, "tests", aggaudit.TestsAll, "all (real-valued and float32-granularity tests) | real (the mechanism over the reals)")
 	cases := fs.String("case", "", "comma-separated cases to run (default: all of the rule's cases)")
 	asJSON := fs.Bool("json", false, "print JSON on stdout")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
+	if err := parseArgs(fs, args); err != nil {
+		if printHelp(err, stdout) {
 			return 0
 		}
+		fmt.Fprintf(stderr, "trainer audit mechanism: %v\n", err)
 		return 2
 	}
 	if fs.NArg() > 0 {
@@ -237,17 +242,17 @@ var runAuditFlags = []string{"canaries", "canary-norm", "guesses", "confidence",
 func auditRun(args []string, stdout, stderr io.Writer) int {
 	own, rest := splitFlags(args, runAuditFlags...)
 	fs := flag.NewFlagSet("trainer audit run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	setUsage(fs, "trainer audit run [audit flags] [trainer train flags]\naudit flags:")
 	var opt runner.RunAuditOptions
 	fs.IntVar(&opt.Canaries, "canaries", 1000, "number m of gradient canaries (each included with probability ½)")
 	fs.Float64Var(&opt.Norm, "canary-norm", 1, "canary gradient norm as a multiple of the clip norm R")
 	guesses := fs.String("guesses", "", "comma-separated guess counts (default m/50, m/20, m/10, m/5, m/2, m)")
 	fs.Float64Var(&opt.Confidence, "confidence", 0.95, "confidence of the reported bound")
 	asJSON := fs.Bool("json", false, "print JSON on stdout")
-	if err := fs.Parse(own); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
+	if err := parseArgs(fs, own); err == nil && len(rest) > 0 && rest[0] == "help" {
+		rest[0] = "--help" // `trainer audit run help`
+	} else if err != nil {
+		fmt.Fprintf(stderr, "trainer audit run: %v\n", err)
 		return 2
 	}
 	if msg := auditRange(opt.Confidence, 1, 0); msg != "" || opt.Canaries < 1 || !(opt.Norm > 0 && opt.Norm <= maxScale) {
@@ -269,11 +274,23 @@ func auditRun(args []string, stdout, stderr io.Writer) int {
 	}
 	cfg, _, err := parseTrainFlags(rest, stderr)
 	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintln(stderr, "audit flags: --canaries M, --canary-norm X, --guesses K,…, --confidence C, --json")
+		printHelp(&helpRequest{fs}, stdout)
+		fmt.Fprint(stdout, "train flags (the run to audit):\n")
+		printHelp(err, stdout)
 		return 0
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "trainer audit run: %s\n", oneLine(err.Error()))
+		msg := oneLine(err.Error())
+		if name, ok := strings.CutPrefix(msg, "unknown flag --"); ok {
+			// The flag may be a misspelt audit flag rather than a train flag.
+			name, _, _ = strings.Cut(name, ":")
+			name, _, _ = strings.Cut(name, " ")
+			if s := suggest(name, runAuditFlags); s != "" {
+				msg = fmt.Sprintf("unknown flag --%s: did you mean --%s? (see trainer audit run --help)", name, s)
+			}
+		}
+		msg = strings.ReplaceAll(msg, "(see trainer train --help)", "(see trainer audit run --help)")
+		fmt.Fprintf(stderr, "trainer audit run: %s\n", msg)
 		return 2
 	}
 	if !*asJSON {

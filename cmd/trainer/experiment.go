@@ -26,18 +26,28 @@ func experimentRunners() map[string]experimentRunner {
 	}
 }
 
+// experimentNames lists the experiments in lexical order.
+func experimentNames() []string {
+	var names []string
+	for n := range experimentRunners() {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
 // runExperiment implements `trainer experiment NAME [--out DIR]`.
 func runExperiment(args []string, stdout, stderr io.Writer) int {
 	runners := experimentRunners()
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
-		fmt.Fprintln(stderr, "usage: trainer experiment NAME [flags] (NAME -h lists its flags); experiments:")
-		var names []string
-		for n := range runners {
-			names = append(names, n)
+	if len(args) == 0 || isHelpArg(args[0]) {
+		w := stdout
+		if len(args) == 0 {
+			w = stderr
 		}
-		sort.Strings(names)
+		fmt.Fprintln(w, "usage: trainer experiment NAME [flags] (trainer help experiment NAME lists its flags); experiments:")
+		names := experimentNames()
 		for _, n := range names {
-			fmt.Fprintf(stderr, "  %-18s %s\n", n, runners[n].brief)
+			fmt.Fprintf(w, "  %-18s %s\n", n, runners[n].brief)
 		}
 		if len(args) == 0 {
 			return 2
@@ -46,11 +56,11 @@ func runExperiment(args []string, stdout, stderr io.Writer) int {
 	}
 	r, ok := runners[args[0]]
 	if !ok {
-		fmt.Fprintf(stderr, "trainer experiment: unknown experiment %q\n", args[0])
+		fmt.Fprintf(stderr, "trainer experiment: %s\n", unknownName("experiment", args[0], experimentNames()))
 		return 2
 	}
 	if err := r.run(args[1:], stdout, stderr); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
+		if printHelp(err, stdout) {
 			return 0
 		}
 		fmt.Fprintf(stderr, "trainer experiment %s: %v\n", args[0], err)
@@ -66,7 +76,7 @@ func runExperiment(args []string, stdout, stderr io.Writer) int {
 func runPrivacyFigures(args []string, stdout, stderr io.Writer) error {
 	out, err := parsePrivacyFigures(args, stderr)
 	if err != nil {
-		return err
+		return asUsage(err)
 	}
 	files, err := privacyfigs.Generate(out)
 	if err != nil {
@@ -80,10 +90,9 @@ func runPrivacyFigures(args []string, stdout, stderr io.Writer) error {
 
 func parsePrivacyFigures(args []string, stderr io.Writer) (string, error) {
 	fs := flag.NewFlagSet("trainer experiment privacy-figures", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	setUsage(fs, "trainer experiment privacy-figures [flags]")
 	out := fs.String("out", "out/privacy-figures", "output directory")
-	if err := fs.Parse(args); err != nil {
+	if err := parseArgs(fs, args); err != nil {
 		return "", err
 	}
 	if fs.NArg() > 0 {

@@ -45,7 +45,7 @@ var modeFlags = map[string]bool{"plan": true, "cell": true, "jobs": true, "colle
 
 func addGridModes(fs *flag.FlagSet, m *gridModes, defaultOut string) {
 	fs.StringVar(&m.out, "out", defaultOut, "output directory: cells/<settings hash>/ per run, table.md, cells.csv, slurm/")
-	fs.BoolVar(&m.plan, "plan", false, "print the grid's cells (index, settings hash, state) and exit")
+	fs.BoolVar(&m.plan, "plan", false, "print the grid's cells (index, settings hash, state, estimated steps and wall time), the total estimated wall time and the data check, and exit (nothing runs)")
 	fs.IntVar(&m.cell, "cell", -1, "run only cell `I` (idempotent: a finished cell is reused, an interrupted one resumes)")
 	fs.IntVar(&m.jobs, "jobs", 1, "run up to `N` cells in parallel on this machine")
 	fs.BoolVar(&m.collect, "collect", false, "build the table from the finished cells and list the missing ones (exit 1 if any)")
@@ -79,8 +79,11 @@ func runGrid(name string, fs *flag.FlagSet, g *grid.Grid, m *gridModes, stdout, 
 	defer stop()
 	switch {
 	case m.plan:
-		return g.Plan(stdout, m.out)
+		return g.Plan(stdout, m.out, m.jobs)
 	case m.slurm:
+		if err := g.CheckData(m.out, nil); err != nil {
+			return usageError{err} // the tasks would fail on it
+		}
 		return writeSlurm(name, fs, g, m, stdout)
 	case m.cell >= 0:
 		fmt.Fprintf(stderr, "%s cell %d: %s seed %d\n", name, m.cell, strings.Join(g.Cells[m.cell].Row, " "), g.Cells[m.cell].Seed)
@@ -91,7 +94,9 @@ func runGrid(name string, fs *flag.FlagSet, g *grid.Grid, m *gridModes, stdout, 
 		fmt.Fprintf(stdout, "cell %d: test accuracy %.2f%%, %d steps, ε %.3f (%s)\n", m.cell, 100*s.TestAccuracy, s.Steps, s.Epsilon, s.Accountant)
 		return nil
 	case !m.collect:
-		if err := g.RunAll(ctx, m.out, nil, m.jobs, stderr); err != nil {
+		if err := g.RunAll(ctx, m.out, nil, m.jobs, stderr); errors.Is(err, grid.ErrData) {
+			return usageError{err} // nothing ran: like a refused train, exit 2
+		} else if err != nil {
 			return err
 		}
 	}
@@ -121,11 +126,11 @@ func writeSlurm(name string, fs *flag.FlagSet, g *grid.Grid, m *gridModes, stdou
 	if trainer == "" {
 		exe, err := os.Executable()
 		if err != nil {
-			return fmt.Errorf("--slurm: cannot find this executable (pass --trainer): %w", err)
+			return usagef("--slurm: cannot find this executable (pass --trainer): %w", err)
 		}
 		trainer = exe
 		if strings.Contains(exe, string(filepath.Separator)+"go-build") {
-			return fmt.Errorf("--slurm: this executable (%s) is a temporary `go run` build; build one (go build -o bin/trainer ./cmd/trainer) and run it, or pass --trainer", exe)
+			return usagef("--slurm: this executable (%s) is a temporary `go run` build; build one (go build -o bin/trainer ./cmd/trainer) and run it, or pass --trainer", exe)
 		}
 	}
 	trainer, err := filepath.Abs(trainer)
@@ -236,7 +241,6 @@ func runPTRTable(args []string, stdout, stderr io.Writer) error {
 // and modes (nothing is run or written).
 func parsePTRTable(args []string, stderr io.Writer) (*grid.Grid, *flag.FlagSet, *gridModes, error) {
 	fs := flag.NewFlagSet("trainer experiment ptr-table", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	setUsage(fs, "trainer experiment ptr-table [flags]")
 	t := grid.PTRTable{}
 	fs.StringVar(&t.Preset, "preset", "ptr-mnist", "hyper-parameter preset: ptr-mnist, ptr-emnist, ptr-cifar10")
@@ -253,7 +257,7 @@ func parsePTRTable(args []string, stderr io.Writer) (*grid.Grid, *flag.FlagSet, 
 	fs.Var(deprecatedSecureNoise{stderr}, "secure-noise", "deprecated, does nothing: secure noise is the default (--float-noise opts out)")
 	var m gridModes
 	addGridModes(fs, &m, "out/ptr-table")
-	if err := fs.Parse(args); err != nil {
+	if err := parseArgs(fs, args); err != nil {
 		return nil, nil, nil, err
 	}
 	if fs.NArg() > 0 {
@@ -305,7 +309,6 @@ func runPDPTable(args []string, stdout, stderr io.Writer) error {
 // and modes (nothing is run or written).
 func parsePDPTable(args []string, stderr io.Writer) (*grid.Grid, *flag.FlagSet, *gridModes, error) {
 	fs := flag.NewFlagSet("trainer experiment pdp-table", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	setUsage(fs, "trainer experiment pdp-table [flags]")
 	t := grid.PDPTable{}
 	presets := fs.String("presets", "pdp-mnist,pdp-fashion-mnist", "comma-separated presets: pdp-mnist, pdp-fashion-mnist, pdp-svhn")
@@ -319,7 +322,7 @@ func parsePDPTable(args []string, stderr io.Writer) (*grid.Grid, *flag.FlagSet, 
 	fs.BoolVar(&t.FloatNoise, "float-noise", false, "opt out of the secure (floating-point-safe) release, the default: float noise, whose guarantee does NOT hold against floating-point attacks (Mironov, CCS 2012); float cells keep the keys of earlier float grids")
 	var m gridModes
 	addGridModes(fs, &m, "out/pdp-table")
-	if err := fs.Parse(args); err != nil {
+	if err := parseArgs(fs, args); err != nil {
 		return nil, nil, nil, err
 	}
 	if fs.NArg() > 0 {

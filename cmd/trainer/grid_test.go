@@ -22,8 +22,12 @@ func TestGridCLI(t *testing.T) {
 		t.Fatalf("--plan: exit %d: %s", code, se)
 	}
 	// 2 budgets × 7 settings × 2 methods × 5 seeds, plus two header lines
-	if n := strings.Count(so, "\n"); n != 140+2 {
-		t.Errorf("--plan printed %d lines, want 142:\n%s", n, so)
+	// and three summary lines (cells and wall time, its source, the data)
+	if n := strings.Count(so, "\n"); n != 140+2+3 {
+		t.Errorf("--plan printed %d lines, want 145:\n%s", n, so)
+	}
+	if !strings.Contains(so, "# 140 cells, 140 to run: estimated wall time 21 h 40 min one cell at a time\n") || !strings.Contains(so, "# data: every unfinished cell's dataset is present") {
+		t.Errorf("--plan lacks the time estimate or the data check:\n%s", so)
 	}
 	if !strings.Contains(so, "139  ") || !strings.Contains(so, "gradient-noise") {
 		t.Errorf("--plan:\n%s", so)

@@ -39,6 +39,7 @@ func commands() map[string]command {
 		"rgm-gd":     {runRGM, "private ridge regression over nodes with the Relative Gaussian Mechanism"},
 		"audit":      {runAudit, "empirical privacy audits of a rule (mechanism) or a training run (run)"},
 		"report":     {runReport, "an HTML page (and CSV) of run directories: curves, configuration, guarantee"},
+		"completion": {runCompletion, "print a bash or zsh completion script: source <(trainer completion bash)"},
 	}
 }
 
@@ -67,20 +68,16 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, version(debug.ReadBuildInfo()))
 		return 0
 	}
-	if args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+	if isHelpArg(args[0]) {
 		switch {
 		case len(args) == 1:
 			usage(stdout, cmds)
 			return 0
-		case len(args) == 2 && cmds[args[1]].run != nil:
-			return cmds[args[1]].run([]string{"-h"}, stdout, stderr) // `trainer help train`
+		case cmds[args[1]].run != nil:
+			// `trainer help CMD [SUB]` is `trainer CMD [SUB] --help`.
+			return cmds[args[1]].run(append(append([]string{}, args[2:]...), "--help"), stdout, stderr)
 		}
-		names := make([]string, 0, len(cmds))
-		for n := range cmds {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		fmt.Fprintf(stderr, "trainer %s: unknown command %q (commands: %s)\n", args[0], strings.Join(args[1:], " "), strings.Join(names, ", "))
+		fmt.Fprintf(stderr, "trainer help: %s\n", unknownName("command", args[1], commandNames(cmds)))
 		return 2
 	}
 	if strings.HasPrefix(args[0], "-") {
@@ -88,21 +85,25 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 		// `trainer --out DIR` or `trainer --resume --out DIR`.
 		return runDefaultJobWith(args, stdout, stderr)
 	}
-	fmt.Fprintf(stderr, "trainer: unknown command %q\n", args[0])
-	usage(stderr, cmds)
+	fmt.Fprintf(stderr, "trainer: %s; see trainer help\n", unknownName("command", args[0], commandNames(cmds)))
 	return 2
 }
 
-func usage(w io.Writer, cmds map[string]command) {
-	var names []string
+func commandNames(cmds map[string]command) []string {
+	names := make([]string, 0, len(cmds))
 	for n := range cmds {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	return names
+}
+
+func usage(w io.Writer, cmds map[string]command) {
+	names := commandNames(cmds)
 	fmt.Fprintln(w, "usage: trainer [command] [flags]   (no command: the default training job)")
 	fmt.Fprintln(w, "commands:")
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-11s %s\n", n, cmds[n].brief)
 	}
-	fmt.Fprintln(w, "run 'trainer COMMAND --help' for a command's flags; 'trainer --version' for the build")
+	fmt.Fprintln(w, "run 'trainer help COMMAND [SUBCOMMAND]' (or 'trainer COMMAND --help') for a command's flags; 'trainer --version' for the build")
 }

@@ -129,7 +129,7 @@ func validateCommand(args []string) error {
 		_, err := parseReportArgs(args[1:])
 		return err
 	case "rgm-gd":
-		if _, code := parseRGM(args[1:], io.Discard); code != -1 {
+		if _, code := parseRGM(args[1:], io.Discard, io.Discard); code != -1 {
 			return errorf("exit code %d", code)
 		}
 		return nil

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/privtrain/privtrain/internal/fileutil"
 	"github.com/privtrain/privtrain/runner/report"
@@ -39,12 +40,12 @@ type reportArgs struct {
 func parseReportArgs(args []string) (reportArgs, error) {
 	var a reportArgs
 	fs := flag.NewFlagSet("trainer report", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
+	fs.Usage = func() { fmt.Fprint(fs.Output(), reportUsage) }
 	fs.StringVar(&a.out, "out", "report.html", "")
 	fs.StringVar(&a.csvDir, "csv", "", "")
 	fs.BoolVar(&a.operator, "operator", false, "")
 	for {
-		if err := fs.Parse(args); err != nil {
+		if err := parseArgs(fs, args); err != nil {
 			return a, err
 		}
 		if fs.NArg() == 0 {
@@ -65,12 +66,15 @@ func parseReportArgs(args []string) (reportArgs, error) {
 // arguments or a run directory it cannot read, 1 when writing fails.
 func runReport(args []string, stdout, stderr io.Writer) int {
 	a, err := parseReportArgs(args)
-	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprint(stdout, reportUsage)
+	if printHelp(err, stdout) {
 		return 0
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "trainer report: %s (see trainer report --help)\n", oneLine(err.Error()))
+		msg := oneLine(err.Error())
+		if !strings.Contains(msg, "--help") {
+			msg += " (see trainer report --help)"
+		}
+		fmt.Fprintf(stderr, "trainer report: %s\n", msg)
 		return 2
 	}
 	rep, err := report.New(a.runs, report.Options{Operator: a.operator})

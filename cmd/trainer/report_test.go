@@ -25,7 +25,7 @@ func TestReportCLI(t *testing.T) {
 		{nil, 2, "no run directory given"},
 		{[]string{filepath.Join(dir, "nope")}, 2, "nope: no such run directory"},
 		{[]string{dir}, 2, "not a run directory (no config.json)"},
-		{[]string{"--bogus", run}, 2, "flag provided but not defined: -bogus"},
+		{[]string{"--bogus", run}, 2, "unknown flag --bogus"},
 		{[]string{"--out", "", run}, 2, "--out must name a file"},
 		{[]string{"--help"}, 0, ""},
 		{[]string{run, "--out", page, "--csv", csvDir}, 0, ""},

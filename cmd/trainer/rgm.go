@@ -28,9 +28,9 @@ type rgmOptions struct {
 
 // parseRGM parses and checks every rgm-gd flag before any data is loaded;
 // code ≥ 0 means stop with that exit code (0: -h).
-func parseRGM(args []string, stderr io.Writer) (o rgmOptions, code int) {
-	fs := flag.NewFlagSet("rgm-gd", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+func parseRGM(args []string, stdout, stderr io.Writer) (o rgmOptions, code int) {
+	fs := flag.NewFlagSet("trainer rgm-gd", flag.ContinueOnError)
+	setUsage(fs, "trainer rgm-gd --out DIR [--data-dir DIR] [flags]   (ijcnn1 from --data-dir or $"+datasets.DataDirEnv+")")
 	fs.StringVar(&o.dataDir, "data-dir", "", "data directory holding ijcnn1/ (default: $"+datasets.DataDirEnv+")")
 	fs.StringVar(&o.out, "out", "", "output directory (required)")
 	fs.BoolVar(&o.figure, "figure", false, "reproduce Figure 1 (ε = 0.1) and the Appendix D ijcnn1 panel (ε = 1e-3) into --out; only --data-dir, --out, --protocol, --iterations, --runs, --seed and --workers apply")
@@ -53,10 +53,11 @@ func parseRGM(args []string, stderr io.Writer) (o rgmOptions, code int) {
 	fs.IntVar(&o.runs, "runs", 1, "number of runs (seeds seed, seed+1, …); --figure defaults to 3")
 	fs.StringVar(&o.format, "format", "both", "per-iteration output: csv, jsonl or both")
 	fs.IntVar(&o.workers, "workers", 2, "--figure: runs executed concurrently")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
+	if err := parseArgs(fs, args); err != nil {
+		if printHelp(err, stdout) {
 			return o, 0
 		}
+		fmt.Fprintf(stderr, "rgm-gd: %v\n", err)
 		return o, 2
 	}
 	o.set = map[string]bool{}
@@ -158,7 +159,7 @@ func (o *rgmOptions) check(extra []string) error {
 // optimality gap f(θ_t) − f* per iteration; with --figure it reproduces the
 // paper's Figure 1 and its Appendix D ijcnn1 panel.
 func runRGM(args []string, stdout, stderr io.Writer) int {
-	o, code := parseRGM(args, stderr)
+	o, code := parseRGM(args, stdout, stderr)
 	if code >= 0 {
 		return code
 	}
@@ -166,14 +167,19 @@ func runRGM(args []string, stdout, stderr io.Writer) int {
 	eps, alpha, muReg, method, clipFactor, clipNoise, consts := &o.eps, &o.alpha, &o.muReg, &o.method, &o.clipFactor, &o.clipNoise, &o.consts
 	ptrEps, ptrDelta, seed, runs, format, workers, set := &o.ptrEps, &o.ptrDelta, &o.seed, &o.runs, &o.format, &o.workers, o.set
 
-	if *figure || ridgegd.Method(*method) != ridgegd.MethodNone {
-		fmt.Fprintf(stdout, "noise: WARNING: %s\n", ridgegd.NoiseStatement)
-	}
 	dir := datasets.ResolveDataDir(*dataDir)
+	if dir == "" {
+		fmt.Fprintf(stderr, "rgm-gd: ijcnn1 needs a data directory: pass --data-dir DIR (DIR/ijcnn1/ holds the LIBSVM files, docs/datasets.md) or set $%s\n", datasets.DataDirEnv)
+		return 2
+	}
 	data, err := rgmfig.LoadIJCNN1(dir)
 	if err != nil {
-		fmt.Fprintf(stderr, "rgm-gd: loading ijcnn1 from %q: %v\n", dir, err)
-		return 1
+		// Nothing ran: bad input, like a train refused before its first step.
+		fmt.Fprintf(stderr, "rgm-gd: loading ijcnn1 from %q: %s\n", dir, oneLine(err.Error()))
+		return 2
+	}
+	if *figure || ridgegd.Method(*method) != ridgegd.MethodNone {
+		fmt.Fprintf(stdout, "noise: WARNING: %s\n", ridgegd.NoiseStatement)
 	}
 	if *figure {
 		protocol := o.protocol

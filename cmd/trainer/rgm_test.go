@@ -39,9 +39,15 @@ func TestRGMFlagErrors(t *testing.T) {
 			t.Errorf("%v: exit %d, want 2 (stderr %q)", args, code, se.String())
 		}
 	}
+	// Missing data is refused before anything runs: exit 2, one line.
 	var so, se bytes.Buffer
-	if code := runRGM([]string{"--out", t.TempDir(), "--data-dir", t.TempDir()}, &so, &se); code != 1 || !strings.Contains(se.String(), "ijcnn1") {
+	if code := runRGM([]string{"--out", t.TempDir(), "--data-dir", t.TempDir()}, &so, &se); code != 2 || !strings.Contains(se.String(), "ijcnn1") || strings.Count(se.String(), "\n") != 1 {
 		t.Errorf("missing data: exit %d, stderr %q", code, se.String())
+	}
+	t.Setenv("PRIVTRAIN_DATA", "")
+	se.Reset()
+	if code := runRGM([]string{"--figure", "--out", t.TempDir()}, &so, &se); code != 2 || !strings.Contains(se.String(), "pass --data-dir DIR") {
+		t.Errorf("no data directory: exit %d, stderr %q", code, se.String())
 	}
 }
 

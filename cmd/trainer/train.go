@@ -50,7 +50,7 @@ const consoleLabel = "console: OPERATOR-ONLY (it shows the training loss, throug
 // (runs/default, runs/default-2, …) instead of failing on an earlier run.
 func runTrainFrom(args []string, base runner.TrainConfig, number bool, stdout, stderr io.Writer) int {
 	cfg, resume, err := parseTrainFlagsFrom(args, base, stderr)
-	if errors.Is(err, flag.ErrHelp) {
+	if printHelp(err, stdout) {
 		return 0
 	}
 	if err != nil {
@@ -187,7 +187,7 @@ func parseTrainFlagsFrom(args []string, base runner.TrainConfig, stderr io.Write
 	}
 
 	fs, resume := trainFlagSet(&cfg, *preset, *config, stderr)
-	if err := fs.Parse(args); err != nil {
+	if err := parseArgs(fs, args); err != nil {
 		return cfg, false, err
 	}
 	if fs.NArg() > 0 {

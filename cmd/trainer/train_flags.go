@@ -47,7 +47,7 @@ var resumeMutableFlags = map[string]bool{
 func parseResumeFlags(args []string, stored runner.TrainConfig, stderr io.Writer) (runner.TrainConfig, error) {
 	parsed := stored
 	fs, _ := trainFlagSet(&parsed, "", "", stderr)
-	if err := fs.Parse(args); err != nil {
+	if err := parseArgs(fs, args); err != nil {
 		return stored, err
 	}
 	if fs.NArg() > 0 {

@@ -19,7 +19,7 @@ func TestTrainRejectsBadInput(t *testing.T) {
 		{[]string{"--delta", "1.5"}, "δ"},
 		{[]string{"--q", "2"}, "sampling rate"},
 		{[]string{"--method", "magic"}, "unknown method"},
-		{[]string{"--nosuchflag"}, "not defined"},
+		{[]string{"--nosuchflag"}, "unknown flag --nosuchflag"},
 		{[]string{"--preset", "nope"}, "unknown preset"},
 		{[]string{"--config", filepath.Join(dir, "missing.yaml")}, "missing.yaml"},
 		{[]string{"extra"}, "unexpected arguments"},

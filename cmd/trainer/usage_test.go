@@ -58,7 +58,7 @@ func TestTrainHelpFromRegistries(t *testing.T) {
 	if code := dispatch([]string{"train", "--help"}, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d", code)
 	}
-	help := stderr.String()
+	help := stdout.String()
 	if m := regexp.MustCompile(`(?m)^\s+-[a-z]`).FindString(help); m != "" {
 		t.Errorf("help shows a single-dash flag %q:\n%s", m, help)
 	}

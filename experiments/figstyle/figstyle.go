@@ -128,6 +128,9 @@ func formatLog(v float64) string {
 	return formatExp(v)
 }
 
+// TopMargin is the blank band above a figure's titles.
+const TopMargin = 3 * vg.Millimeter
+
 // SavePlot writes p as <stem>.<format> for each format (png, svg, pdf) and
 // returns the paths.
 func SavePlot(p *plot.Plot, w, h vg.Length, stem string, formats ...string) ([]string, error) {
@@ -148,9 +151,11 @@ func SavePanels(plots []*plot.Plot, w, h vg.Length, stem string, formats ...stri
 		}
 		dc := draw.New(c)
 		if len(plots) == 1 {
-			plots[0].Draw(dc)
+			// gonum draws the title against the canvas's top edge: keep
+			// it clear by TopMargin.
+			plots[0].Draw(draw.Crop(dc, 0, 0, 0, -TopMargin))
 		} else {
-			tiles := draw.Tiles{Rows: 1, Cols: len(plots), PadX: vg.Millimeter * 4, PadTop: vg.Millimeter * 2,
+			tiles := draw.Tiles{Rows: 1, Cols: len(plots), PadX: vg.Millimeter * 4, PadTop: TopMargin,
 				PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 2}
 			canvases := plot.Align([][]*plot.Plot{plots}, tiles, dc)
 			for i, p := range plots {

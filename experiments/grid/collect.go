@@ -1,12 +1,14 @@
 package grid
 
 import (
+	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -22,8 +24,11 @@ type RowStats struct {
 	Paper float64
 	// Means over the finished seeds.
 	Epsilon, Steps, WallSeconds, PTRPassRate float64
-	Seeds                                    []uint64
-	Accs                                     []float64
+	// PTRTests counts the PTR tests of the finished seeds: the PTR pass
+	// column is filled when it is > 0, a 0% pass rate included.
+	PTRTests int
+	Seeds    []uint64
+	Accs     []float64
 	// Accountant names the accountant of Epsilon ("pld", "rdp"; "mixed"
 	// when the seeds differ, "" for runs without one).
 	Accountant string
@@ -100,6 +105,7 @@ func (g *Grid) Collect(out string) (*Table, error) {
 		r.Steps += float64(s.Steps)
 		r.WallSeconds += s.WallSeconds
 		r.PTRPassRate += s.PTRPassRate
+		r.PTRTests += s.PTRTests
 	}
 	for i := range t.Rows {
 		r := &t.Rows[i]
@@ -151,7 +157,7 @@ func (t *Table) Markdown() string {
 			}
 			steps = fmt.Sprintf("%.0f", r.Steps)
 			wall = fmt.Sprintf("%.0f", r.WallSeconds)
-			if r.PTRPassRate > 0 {
+			if r.PTRTests > 0 {
 				pass = fmt.Sprintf("%.1f%%", 100*r.PTRPassRate)
 			}
 		}
@@ -170,11 +176,15 @@ func (t *Table) Markdown() string {
 // CSV renders one line per finished cell.
 func (t *Table) CSV() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "cell,key,%s,seed,test_accuracy,epsilon,steps,ptr_pass_rate,wall_seconds,examples_per_second,accountant\n", strings.Join(t.Columns, ","))
+	w := csv.NewWriter(&b) // quotes a value holding a comma or quote
+	w.Write(append(append([]string{"cell", "key"}, t.Columns...), "seed", "test_accuracy", "epsilon", "steps", "ptr_pass_rate", "wall_seconds", "examples_per_second", "accountant"))
 	for _, c := range t.Cells {
-		fmt.Fprintf(&b, "%d,%s,%s,%d,%.4f,%.4f,%d,%.4f,%.1f,%.0f,%s\n", c.Index, c.Key, strings.Join(c.Row, ","), c.Seed,
-			c.TestAccuracy, c.Epsilon, c.Steps, c.PTRPassRate, c.WallSeconds, c.ExamplesPerS, c.Accountant)
+		rec := append([]string{strconv.Itoa(c.Index), c.Key}, c.Row...)
+		rec = append(rec, strconv.FormatUint(c.Seed, 10), fmt.Sprintf("%.4f", c.TestAccuracy), fmt.Sprintf("%.4f", c.Epsilon),
+			strconv.Itoa(c.Steps), fmt.Sprintf("%.4f", c.PTRPassRate), fmt.Sprintf("%.1f", c.WallSeconds), fmt.Sprintf("%.0f", c.ExamplesPerS), c.Accountant)
+		w.Write(rec)
 	}
+	w.Flush()
 	return b.String()
 }
 

@@ -215,7 +215,7 @@ func (g *Grid) RunCell(ctx context.Context, out string, i int, progress io.Write
 }
 
 // RunAll runs the given cells (all when nil) with up to jobs cells at a
-// time in this process. Progress lines of each cell are prefixed with its
+// time in this process, after CheckData has verified all their data. Progress lines of each cell are prefixed with its
 // index. Finished cells are skipped; a failing cell does not stop the
 // others; the errors are joined.
 func (g *Grid) RunAll(ctx context.Context, out string, cells []int, jobs int, progress io.Writer) error {
@@ -226,6 +226,9 @@ func (g *Grid) RunAll(ctx context.Context, out string, cells []int, jobs int, pr
 		for i := range g.Cells {
 			cells = append(cells, i)
 		}
+	}
+	if err := g.CheckData(out, cells); err != nil {
+		return err
 	}
 	var (
 		mu   sync.Mutex
@@ -275,20 +278,68 @@ func (g *Grid) RunAll(ctx context.Context, out string, cells []int, jobs int, pr
 	return errors.Join(errs...)
 }
 
-// Plan writes one line per cell: index, key, resource class, row values,
-// seed and whether it has finished, is in progress, or has not started.
-func (g *Grid) Plan(w io.Writer, out string) error {
+// Plan writes one line per cell — index, key, state (done, partial or
+// todo), row values, seed, estimated steps and wall time (Estimate) — then
+// the number of cells, the estimated wall time of the unfinished ones
+// (in total and at jobs cells at a time) with the source of the numbers,
+// and the result of CheckData.
+func (g *Grid) Plan(w io.Writer, out string, jobs int) error {
 	fmt.Fprintf(w, "# grid %s: %d cells, run directories %s/cells/<key>\n", g.Name, len(g.Cells), out)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "cell\tkey\tstate\t%s\tseed\n", strings.Join(g.Columns, "\t"))
+	fmt.Fprintf(tw, "cell\tkey\tstate\t%s\tseed\tsteps\test. wall\tfrom\n", strings.Join(g.Columns, "\t"))
+	var total float64
+	todo, unknown := 0, 0
+	sources := map[string]bool{}
 	for i, c := range g.Cells {
 		dir, err := g.Dir(out, i)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\n", i, filepath.Base(dir), cellState(dir), strings.Join(c.Row, "\t"), c.Seed)
+		e, err := g.Estimate(out, i)
+		if err != nil {
+			return err
+		}
+		wall, steps := "?", "?"
+		if e.Steps > 0 {
+			steps = fmt.Sprint(e.Steps)
+		}
+		switch {
+		case e.Source == "finished":
+			wall = "–"
+		case math.IsNaN(e.Seconds):
+			todo++
+			unknown++
+		default:
+			todo++
+			total += e.Seconds
+			wall = formatDuration(e.Seconds)
+			sources[e.Source] = true
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", i, filepath.Base(dir), cellState(dir), strings.Join(c.Row, "\t"), c.Seed, steps, wall, e.Source)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if jobs < 1 {
+		jobs = 1
+	}
+	fmt.Fprintf(w, "# %d cells, %d to run: estimated wall time %s one cell at a time", len(g.Cells), todo, formatDuration(total))
+	if jobs > 1 {
+		fmt.Fprintf(w, ", about %s at --jobs %d given %d free cores", formatDuration(total/float64(jobs)), jobs, 2*jobs)
+	}
+	if unknown > 0 {
+		fmt.Fprintf(w, ", plus %d cells with no measurement (not counted)", unknown)
+	}
+	fmt.Fprintln(w)
+	if len(sources) > 0 {
+		fmt.Fprintf(w, "# estimates: steps × seconds per step, from %s; a measured cell's own time where one matches; finished cells here override them. Data loading and accountant set-up not counted.\n", costSource)
+	}
+	if err := g.CheckData(out, nil); err != nil {
+		fmt.Fprintf(w, "# data: MISSING OR INVALID: %v\n", err)
+	} else {
+		fmt.Fprintln(w, "# data: every unfinished cell's dataset is present and matches its checksums")
+	}
+	return nil
 }
 
 // cellState is "done", "partial" (checkpoint) or "todo".

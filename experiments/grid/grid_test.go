@@ -3,6 +3,7 @@ package grid
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/csv"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -415,6 +416,51 @@ func TestPTRGridAccountant(t *testing.T) {
 		}
 		if kNew == kOld {
 			t.Errorf("a default TSGD+PTR cell has the key %s of an earlier grid's RDP cell", kNew)
+		}
+	}
+}
+
+// TestCSVQuotes: cells.csv is RFC 4180 (encoding/csv): a row value with a
+// comma or a quote reads back as one field.
+func TestCSVQuotes(t *testing.T) {
+	tab := &Table{Columns: []string{"corruption", "note"}, Cells: []CellResult{
+		{Index: 3, Key: "ab12", Row: []string{"label-flip:0.1,gradient-noise:0.2", `say "hi"`}, Seed: 7, TestAccuracy: 91.25, Epsilon: 2.5, Steps: 10, Accountant: "rdp"},
+	}}
+	recs, err := csv.NewReader(strings.NewReader(tab.CSV())).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"3", "ab12", "label-flip:0.1,gradient-noise:0.2", `say "hi"`, "7", "91.2500", "2.5000", "10", "0.0000", "0.0", "0", "rdp"}
+	if len(recs) != 2 || strings.Join(recs[1], "|") != strings.Join(want, "|") || len(recs[0]) != len(want) || recs[0][2] != "corruption" {
+		t.Errorf("cells.csv read back as %q, want header + %q", recs, want)
+	}
+}
+
+// TestPTRPassColumn: a TSGD+PTR row shows its pass rate even when every
+// test failed (0.0%, as in short CI runs); a row without PTR tests shows –.
+func TestPTRPassColumn(t *testing.T) {
+	g := fakeGrid(t) // cells 0–2 tsgd-ptr, 3–5 tsgd-gaussian
+	out := t.TempDir()
+	for i := range g.Cells {
+		s := runner.Summary{TestAccuracy: 0.5, Steps: 40, Epsilon: 2}
+		if i < 3 {
+			s.PTRTests, s.PTRPassed = 40, 0
+		}
+		dir, _ := g.Dir(out, i)
+		os.MkdirAll(dir, 0o755)
+		data, _ := json.Marshal(s)
+		if err := os.WriteFile(filepath.Join(dir, "summary.json"), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tab, err := g.Collect(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := tab.Markdown()
+	for _, want := range []string{"| tsgd-ptr | 50.00 ± 0.00 | 3/3 | 93.29 | 2.000 | 40 | 0.0% | 0 |", "| tsgd-gaussian | 50.00 ± 0.00 | 3/3 | 90.15 | 2.000 | 40 | – | 0 |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("table lacks %q:\n%s", want, md)
 		}
 	}
 }

@@ -29,10 +29,10 @@ type PTRTable struct {
 	DPSGDSigma float64
 	// Steps > 0 caps every run at that many steps (smoke tests, CI).
 	Steps int
-	// Accountant is "pld", "rdp" or "" (each method's default: pld where
-	// the step has a proven PLD, i.e. DP-SGD and TSGD+Gaussian, secure or
-	// float; rdp for TSGD+PTR). An explicit pld applies to those methods
-	// only.
+	// Accountant is "pld", "rdp" or "" (the runner's default: pld where
+	// the step has a proven PLD, which DP-SGD, TSGD+Gaussian and, since its
+	// envelope pair, TSGD+PTR have, docs/ptr-pld.md; the runner refuses pld
+	// for a step without one).
 	Accountant string
 	// FloatNoise opts out of the secure (floating-point-safe) release, the
 	// default (runner.TrainConfig.FloatNoise): float cells have the keys

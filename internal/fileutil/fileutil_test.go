@@ -166,3 +166,24 @@ func TestLockReleaseAndRemove(t *testing.T) {
 		t.Errorf("second Lock: %v", err)
 	}
 }
+
+// TestLockPath: the one lock helper refuses a second holder (ErrInUse,
+// naming the holder on unix) until the first releases it.
+func TestLockPath(t *testing.T) {
+	path := filepath.Join(t.TempDir(), ".cell.lock")
+	l, err := LockPath(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LockPath(path); !errors.Is(err, ErrInUse) {
+		t.Fatalf("second LockPath: %v, want ErrInUse", err)
+	}
+	if err := l.Release(); err != nil {
+		t.Fatal(err)
+	}
+	l2, err := LockPath(path)
+	if err != nil {
+		t.Fatalf("LockPath after Release: %v", err)
+	}
+	l2.Release()
+}

@@ -86,17 +86,37 @@ func (l *DirLock) ReleaseAndRemove() error {
 }
 
 func lockOnce(dir string) (*DirLock, error) {
-	path := filepath.Join(dir, LockFile)
+	l, err := lockPath(filepath.Join(dir, LockFile))
+	if errors.Is(err, ErrInUse) {
+		return nil, fmt.Errorf("run directory %s is %w", dir, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("run directory %s: %w", dir, err)
+	}
+	return l, nil
+}
+
+// LockPath takes an exclusive, non-blocking flock on the file path
+// (created if missing), the one lock helper of the module: Lock uses it for
+// a run directory's .lock, the grid for a cell's .cell.lock. When another
+// process holds it, the error wraps ErrInUse and names the holder. The
+// kernel drops the lock when the process dies, so a killed (or requeued
+// Slurm) process never leaves a stale lock.
+func LockPath(path string) (*DirLock, error) {
+	return lockPath(path)
+}
+
+func lockPath(path string) (*DirLock, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
-		return nil, fmt.Errorf("run directory %s: lock: %w", dir, err)
+		return nil, fmt.Errorf("lock: %w", err)
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		defer f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("run directory %s is %w by %s", dir, ErrInUse, holder(path))
+			return nil, fmt.Errorf("%w by %s", ErrInUse, holder(path))
 		}
-		return nil, fmt.Errorf("run directory %s: lock: %w", dir, err)
+		return nil, fmt.Errorf("lock: %w", err)
 	}
 	// Record the holder for the message a second process prints.
 	if err := f.Truncate(0); err == nil {
