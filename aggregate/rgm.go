@@ -33,6 +33,22 @@ type RGMSum struct {
 	acc  []float64
 }
 
+// RGMOptions are rgm-sum's settings (Config.RGM): the Relative Gaussian
+// Mechanism it releases.
+type RGMOptions struct {
+	RGM privacy.RGM
+}
+
+func rgmOptions(c Config) RGMOptions { return RGMOptions{RGM: c.RGM} }
+
+// Validate checks the mechanism (privacy.RGM.Validate).
+func (o RGMOptions) Validate() error {
+	if err := o.RGM.Validate(); err != nil {
+		return fmt.Errorf("rgm-sum: %w", err)
+	}
+	return nil
+}
+
 // NewRGMSum returns the rgm-sum rule for the mechanism m, whose Dim must be
 // the gradient dimension P. It fails if m does not validate.
 func NewRGMSum(m privacy.RGM) (*RGMSum, error) {
