@@ -1,7 +1,6 @@
 package runner
 
 import (
-
 	"github.com/privtrain/privtrain/optim/pdpsgd"
 )
 
