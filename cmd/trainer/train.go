@@ -261,7 +261,7 @@ func trainFlagSet(cfg *runner.TrainConfig, preset, config string, stderr io.Writ
 	setUsage(fs, "trainer train [flags]   (defaults, then --preset, then --config, then the other flags)")
 	fs.String("preset", preset, "hyper-parameter preset: "+alternatives(presetNames()))
 	fs.String("config", config, "JSON or YAML config file (flags override it)")
-	fs.StringVar(&cfg.Method, "method", cfg.Method, alternatives(runner.Methods()))
+	fs.StringVar(&cfg.Method, "method", cfg.Method, methodHelp())
 	fs.StringVar(&cfg.Rule, "rule", cfg.Rule, "aggregation rule for nonprivate-robust: "+alternatives(aggregate.Names()))
 	fs.StringVar(&cfg.Dataset, "dataset", cfg.Dataset, alternatives(datasets.Names()))
 	fs.StringVar(&cfg.DataDir, "data-dir", cfg.DataDir, "data directory (default $PRIVTRAIN_DATA; MNIST needs none)")

@@ -172,3 +172,16 @@ func (f methodOptionFlag) Set(s string) error {
 	f.cfg.MethodOptions[f.opt.Name] = v
 	return nil
 }
+
+// methodHelp is --method's help: the registered methods, then each one's
+// summary (runner.Method.Summary).
+func methodHelp() string {
+	var b strings.Builder
+	b.WriteString(alternatives(runner.Methods()))
+	for _, n := range runner.Methods() {
+		if m, ok := runner.LookupMethod(n); ok && m.Summary != "" {
+			fmt.Fprintf(&b, "\n%s: %s", n, m.Summary)
+		}
+	}
+	return b.String()
+}
