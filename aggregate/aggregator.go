@@ -32,6 +32,16 @@ type Report struct {
 }
 
 // Aggregator is a (possibly private) aggregation rule.
+//
+// A private rule states the mechanism its every release is by implementing
+// Planned, which the trainer accounts (PlannedMechanism), and reports its
+// own per-step record in Report.Diagnostics (its own type, with a release-
+// safe Public part; ptr-tsum's PTRDiagnostics carry the typed test outcome
+// PTROutcome). A rule states the clipping norm R it assumes by implementing
+// Clipping (the trainer clips to it), and a rule with state across steps
+// implements Stateful (a run checkpoints it) and Summarizer (its run
+// statistics go to the summary), so the run needs no knowledge of which rule
+// it drives.
 type Aggregator interface {
 	// Name is the rule's registered name, e.g. "sum", "ptr-tsum".
 	Name() string

@@ -29,7 +29,7 @@ import (
 // σ = 0.
 type CenteredClip struct {
 	clipNorm
-	cfg   Config
+	cfg   CenteredClipOptions
 	iters int
 	zero  bool
 	prev  []float32 // previous release; nil before the first step
@@ -46,35 +46,70 @@ func (a *CenteredClip) Mechanism() privacy.Mechanism {
 	return nil
 }
 
-func newCenteredClip(cfg Config) (Aggregator, error) {
-	a := &CenteredClip{clipNorm: clipNorm(cfg.ClipNorm), cfg: cfg, iters: cfg.Iters}
-	if a.iters == 0 {
-		a.iters = 1
+// CenteredClipOptions are centered-clip's settings (Config.Sigma,
+// ClipNorm, Radius, Iters, Reference, ExpectedBatch).
+type CenteredClipOptions struct {
+	// Sigma is the noise multiplier σ (0: non-private).
+	Sigma float64
+	// ClipNorm is R, the L2 bound of every gradient (> 0 when σ > 0).
+	ClipNorm float64
+	// Radius is the clipping radius ρ (> 0).
+	Radius float64
+	// Iters is the number of iterations (0: 1; σ > 0 needs 1).
+	Iters int
+	// Reference is "previous" (or "": the previous release) or "zero".
+	Reference string
+	// ExpectedBatch divides the previous release (0: the previous batch
+	// size, σ = 0 only).
+	ExpectedBatch float64
+}
+
+func centeredClipOptions(c Config) CenteredClipOptions {
+	return CenteredClipOptions{Sigma: c.Sigma, ClipNorm: c.ClipNorm, Radius: c.Radius, Iters: c.Iters, Reference: c.Reference, ExpectedBatch: c.ExpectedBatch}
+}
+
+// Validate checks σ, R, ρ, the iterations, the reference and the expected
+// batch, and that a private run has one iteration and a public reference.
+func (o CenteredClipOptions) Validate() error {
+	if err := checkNoise(o.Sigma, o.ClipNorm); err != nil {
+		return err
 	}
-	switch cfg.Reference {
-	case "", "previous":
-	case "zero":
-		a.zero = true
+	iters := o.iters()
+	switch o.Reference {
+	case "", "previous", "zero":
 	default:
-		return nil, fmt.Errorf("reference must be \"previous\" or \"zero\", got %q", cfg.Reference)
+		return fmt.Errorf("reference must be \"previous\" or \"zero\", got %q", o.Reference)
 	}
 	switch {
-	case !(cfg.Radius > 0) || math.IsInf(cfg.Radius, 0):
-		return nil, fmt.Errorf("clipping radius ρ must be finite and > 0, got %v", cfg.Radius)
-	case a.iters < 0:
-		return nil, fmt.Errorf("iterations must be > 0, got %d", cfg.Iters)
-	case !(cfg.ExpectedBatch >= 0) || math.IsInf(cfg.ExpectedBatch, 0):
-		return nil, fmt.Errorf("expected batch size must be finite and ≥ 0, got %v", cfg.ExpectedBatch)
+	case !(o.Radius > 0) || math.IsInf(o.Radius, 0):
+		return fmt.Errorf("clipping radius ρ must be finite and > 0, got %v", o.Radius)
+	case iters < 0:
+		return fmt.Errorf("iterations must be > 0, got %d", o.Iters)
+	case !(o.ExpectedBatch >= 0) || math.IsInf(o.ExpectedBatch, 0):
+		return fmt.Errorf("expected batch size must be finite and ≥ 0, got %v", o.ExpectedBatch)
 	}
-	if cfg.Sigma > 0 {
-		if a.iters != 1 {
-			return nil, fmt.Errorf("private centered clipping (σ > 0) supports only 1 iteration (got %d): later iterations use a data-dependent reference", a.iters)
+	if o.Sigma > 0 {
+		if iters != 1 {
+			return fmt.Errorf("private centered clipping (σ > 0) supports only 1 iteration (got %d): later iterations use a data-dependent reference", iters)
 		}
-		if !a.zero && cfg.ExpectedBatch == 0 {
-			return nil, fmt.Errorf("private centered clipping with reference \"previous\" needs ExpectedBatch > 0 (dividing by the previous batch size is data dependent)")
+		if o.Reference != "zero" && o.ExpectedBatch == 0 {
+			return fmt.Errorf("private centered clipping with reference \"previous\" needs ExpectedBatch > 0 (dividing by the previous batch size is data dependent)")
 		}
 	}
-	return a, nil
+	return nil
+}
+
+// iters is Iters with its default (0: 1).
+func (o CenteredClipOptions) iters() int {
+	if o.Iters == 0 {
+		return 1
+	}
+	return o.Iters
+}
+
+// NewCenteredClip returns the centered-clip rule for validated options o.
+func NewCenteredClip(o CenteredClipOptions) (*CenteredClip, error) {
+	return &CenteredClip{clipNorm: clipNorm(o.ClipNorm), cfg: o, iters: o.iters(), zero: o.Reference == "zero"}, nil
 }
 
 // Name returns "centered-clip".

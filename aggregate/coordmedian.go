@@ -21,11 +21,30 @@ type CoordMedian struct {
 	buf []float32
 }
 
-func newCoordMedian(cfg Config) (Aggregator, error) {
-	if err := nonPrivateOnly(cfg, "the sum-scale coordinate-wise median has L2 sensitivity growing with the batch size (≈ mR/2)"); err != nil {
-		return nil, err
+// CoordMedianOptions are coord-median's settings (Config.Sigma, ClipNorm); the
+// rule is non-private, so σ must be 0.
+type CoordMedianOptions struct {
+	// Sigma must be 0 (see CoordMedian's sensitivity).
+	Sigma float64
+	// ClipNorm is R, the L2 bound of every gradient (0: not clipped).
+	ClipNorm float64
+}
+
+func coordMedianOptions(c Config) CoordMedianOptions {
+	return CoordMedianOptions{Sigma: c.Sigma, ClipNorm: c.ClipNorm}
+}
+
+// Validate checks R and σ = 0.
+func (o CoordMedianOptions) Validate() error {
+	if err := checkNoise(o.Sigma, o.ClipNorm); err != nil {
+		return err
 	}
-	return &CoordMedian{clipNorm: clipNorm(cfg.ClipNorm)}, nil
+	return nonPrivateOnly(o.Sigma, "the sum-scale coordinate-wise median has L2 sensitivity growing with the batch size (≈ mR/2)")
+}
+
+// NewCoordMedian returns the coord-median rule for validated options o.
+func NewCoordMedian(o CoordMedianOptions) (*CoordMedian, error) {
+	return &CoordMedian{clipNorm: clipNorm(o.ClipNorm)}, nil
 }
 
 // Name returns "coord-median".

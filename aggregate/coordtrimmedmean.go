@@ -22,14 +22,39 @@ type CoordTrimmedMean struct {
 	buf  []float32
 }
 
-func newCoordTrimmedMean(cfg Config) (Aggregator, error) {
-	if err := nonPrivateOnly(cfg, "the sum-scale coordinate-wise trimmed mean has L2 sensitivity growing with the batch size; use tsum/ptr-tsum"); err != nil {
-		return nil, err
+// CoordTrimmedMeanOptions are coord-trimmed-mean's settings (Config.Sigma, ClipNorm, TrimFraction); the
+// rule is non-private, so σ must be 0.
+type CoordTrimmedMeanOptions struct {
+	// Sigma must be 0 (see CoordTrimmedMean's sensitivity).
+	Sigma float64
+	// ClipNorm is R, the L2 bound of every gradient (0: not clipped).
+	ClipNorm float64
+	// TrimFraction is β, 0 ≤ β < 0.5.
+	TrimFraction float64
+}
+
+func coordTrimmedMeanOptions(c Config) CoordTrimmedMeanOptions {
+	return CoordTrimmedMeanOptions{Sigma: c.Sigma, ClipNorm: c.ClipNorm, TrimFraction: c.TrimFraction}
+}
+
+// Validate checks R, σ = 0 and 0 ≤ β < 0.5.
+func (o CoordTrimmedMeanOptions) Validate() error {
+	if err := checkNoise(o.Sigma, o.ClipNorm); err != nil {
+		return err
 	}
-	if !(cfg.TrimFraction >= 0 && cfg.TrimFraction < 0.5) {
-		return nil, fmt.Errorf("trim fraction β must be in [0, 0.5), got %v", cfg.TrimFraction)
+	if err := nonPrivateOnly(o.Sigma, "the sum-scale coordinate-wise trimmed mean has L2 sensitivity growing with the batch size; use tsum/ptr-tsum"); err != nil {
+		return err
 	}
-	return &CoordTrimmedMean{clipNorm: clipNorm(cfg.ClipNorm), beta: cfg.TrimFraction}, nil
+	if !(o.TrimFraction >= 0 && o.TrimFraction < 0.5) {
+		return fmt.Errorf("trim fraction β must be in [0, 0.5), got %v", o.TrimFraction)
+	}
+	return nil
+}
+
+// NewCoordTrimmedMean returns the coord-trimmed-mean rule for validated
+// options o.
+func NewCoordTrimmedMean(o CoordTrimmedMeanOptions) (*CoordTrimmedMean, error) {
+	return &CoordTrimmedMean{clipNorm: clipNorm(o.ClipNorm), beta: o.TrimFraction}, nil
 }
 
 // Name returns "coord-trimmed-mean".

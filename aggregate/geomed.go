@@ -25,30 +25,58 @@ type GeoMed struct {
 	w       []float64
 }
 
-func newGeoMed(cfg Config) (Aggregator, error) {
-	if err := nonPrivateOnly(cfg, "one gradient can move the geometric median by order R, the sum-scale release by order mR"); err != nil {
-		return nil, err
+// GeoMedOptions are geomed's settings (Config.Sigma, ClipNorm, Smoothing, MaxIter, Tol); the
+// rule is non-private, so σ must be 0.
+type GeoMedOptions struct {
+	// Sigma must be 0 (see GeoMed's sensitivity).
+	Sigma float64
+	// ClipNorm is R, the L2 bound of every gradient (0: not clipped).
+	ClipNorm float64
+	// Smoothing is ν (0: 1e-6·max(R, 1)).
+	Smoothing float64
+	// MaxIter bounds the Weiszfeld iterations (0: 100).
+	MaxIter int
+	// Tol is the stopping tolerance relative to max(R, 1) (0: 1e-6).
+	Tol float64
+}
+
+func geoMedOptions(c Config) GeoMedOptions {
+	return GeoMedOptions{Sigma: c.Sigma, ClipNorm: c.ClipNorm, Smoothing: c.Smoothing, MaxIter: c.MaxIter, Tol: c.Tol}
+}
+
+// Validate checks R, σ = 0 and the iteration settings (zero: defaults).
+func (o GeoMedOptions) Validate() error {
+	if err := checkNoise(o.Sigma, o.ClipNorm); err != nil {
+		return err
 	}
-	scale := math.Max(cfg.ClipNorm, 1)
-	a := &GeoMed{clipNorm: clipNorm(cfg.ClipNorm), nu: cfg.Smoothing, tol: cfg.Tol, maxIter: cfg.MaxIter}
+	if err := nonPrivateOnly(o.Sigma, "one gradient can move the geometric median by order R, the sum-scale release by order mR"); err != nil {
+		return err
+	}
 	switch {
-	case a.nu == 0:
+	case o.Smoothing != 0 && (!(o.Smoothing > 0) || math.IsInf(o.Smoothing, 0)):
+		return fmt.Errorf("smoothing ν must be finite and > 0, got %v", o.Smoothing)
+	case o.Tol != 0 && (!(o.Tol > 0) || math.IsInf(o.Tol, 0)):
+		return fmt.Errorf("tolerance must be finite and > 0, got %v", o.Tol)
+	case o.MaxIter < 0:
+		return fmt.Errorf("max iterations must be > 0, got %d", o.MaxIter)
+	}
+	return nil
+}
+
+// NewGeoMed returns the geomed rule for validated options o (zero
+// settings take their defaults).
+func NewGeoMed(o GeoMedOptions) (*GeoMed, error) {
+	scale := math.Max(o.ClipNorm, 1)
+	a := &GeoMed{clipNorm: clipNorm(o.ClipNorm), nu: o.Smoothing, tol: o.Tol, maxIter: o.MaxIter}
+	if a.nu == 0 {
 		a.nu = 1e-6 * scale
-	case !(a.nu > 0) || math.IsInf(a.nu, 0):
-		return nil, fmt.Errorf("smoothing ν must be finite and > 0, got %v", cfg.Smoothing)
 	}
-	switch {
-	case a.tol == 0:
+	if a.tol == 0 {
 		a.tol = 1e-6
-	case !(a.tol > 0) || math.IsInf(a.tol, 0):
-		return nil, fmt.Errorf("tolerance must be finite and > 0, got %v", cfg.Tol)
 	}
 	a.tol *= scale
-	switch {
-	case a.maxIter == 0:
+	if a.maxIter == 0 {
 		a.maxIter = 100
-	case a.maxIter < 0:
-		return nil, fmt.Errorf("max iterations must be > 0, got %d", cfg.MaxIter)
 	}
 	return a, nil
 }

@@ -34,21 +34,56 @@ type Krum struct {
 	acc   []float64
 }
 
-func newKrum(cfg Config) (Aggregator, error) {
-	if err := nonPrivateOnly(cfg, "Krum's selection can switch on one gradient, moving the sum-scale release by up to 2mR"); err != nil {
-		return nil, err
-	}
-	return &Krum{clipNorm: clipNorm(cfg.ClipNorm), f: cfg.F}, nil
+// KrumOptions are krum and multi-krum's settings (Config.Sigma, ClipNorm, F, Select); the
+// rule is non-private, so σ must be 0.
+type KrumOptions struct {
+	// Sigma must be 0 (see Krum's sensitivity).
+	Sigma float64
+	// ClipNorm is R, the L2 bound of every gradient (0: not clipped).
+	ClipNorm float64
+	// F is the assumed number f of Byzantine gradients (≥ 0).
+	F int
+	// Multi selects multi-krum, which averages Select gradients.
+	Multi bool
+	// Select is the number multi-krum averages (0: m − F; ≥ 0).
+	Select int
 }
 
-func newMultiKrum(cfg Config) (Aggregator, error) {
-	if err := nonPrivateOnly(cfg, "Multi-Krum's selection can switch on one gradient, moving the sum-scale release by up to 2mR"); err != nil {
-		return nil, err
+// krumOptions returns the translation of Config for krum (multi = false)
+// or multi-krum.
+func krumOptions(multi bool) func(Config) KrumOptions {
+	return func(c Config) KrumOptions {
+		o := KrumOptions{Sigma: c.Sigma, ClipNorm: c.ClipNorm, F: c.F, Multi: multi}
+		if multi {
+			o.Select = c.Select
+		}
+		return o
 	}
-	if cfg.Select < 0 {
-		return nil, fmt.Errorf("multi-krum: number selected must be ≥ 0 (0: m−F), got %d", cfg.Select)
+}
+
+// Validate checks R, F, σ = 0 and Select ≥ 0.
+func (o KrumOptions) Validate() error {
+	if err := checkNoise(o.Sigma, o.ClipNorm); err != nil {
+		return err
 	}
-	return &Krum{clipNorm: clipNorm(cfg.ClipNorm), f: cfg.F, multi: true, sel: cfg.Select}, nil
+	if err := checkTrim(o.F); err != nil {
+		return err
+	}
+	if !o.Multi {
+		return nonPrivateOnly(o.Sigma, "Krum's selection can switch on one gradient, moving the sum-scale release by up to 2mR")
+	}
+	if err := nonPrivateOnly(o.Sigma, "Multi-Krum's selection can switch on one gradient, moving the sum-scale release by up to 2mR"); err != nil {
+		return err
+	}
+	if o.Select < 0 {
+		return fmt.Errorf("multi-krum: number selected must be ≥ 0 (0: m−F), got %d", o.Select)
+	}
+	return nil
+}
+
+// NewKrum returns the krum or multi-krum rule for validated options o.
+func NewKrum(o KrumOptions) (*Krum, error) {
+	return &Krum{clipNorm: clipNorm(o.ClipNorm), f: o.F, multi: o.Multi, sel: o.Select}, nil
 }
 
 // Name returns "krum" or "multi-krum".

@@ -37,7 +37,7 @@ import (
 // same mechanism, privacy.PTR, as post-processing.
 type PTRTSum struct {
 	clipNorm
-	cfg       Config
+	cfg       PTROptions
 	mech      privacy.PTR
 	f         int
 	threshold float64
@@ -65,22 +65,62 @@ func CheckPTRTau(tau, clipNorm float64) error {
 // the test and both branches with the sensitivity R normalized to 1
 // (Theorem 4.3; see PTRTSum). It does not validate: PTRTSum's constructor
 // and privacy.PTR.Validate do.
-func PTRMechanism(cfg Config) privacy.PTR {
-	return privacy.PTR{Sigma1: cfg.Sigma, Tau: cfg.Tau / cfg.ClipNorm, B: cfg.B, Delta0: cfg.Delta0}
+func PTRMechanism(cfg Config) privacy.PTR { return ptrOptions(cfg).Mechanism() }
+
+// PTROptions are ptr-tsum's settings (Config.Sigma, ClipNorm, F, Tau, B,
+// Delta0, Secure).
+type PTROptions struct {
+	// Sigma is σ of both branches' Gaussian noise (> 0).
+	Sigma float64
+	// ClipNorm is R, the L2 bound of every gradient (> 0).
+	ClipNorm float64
+	// F is the trim level of TSUM_F (≥ 0).
+	F int
+	// Tau is the proposed local sensitivity τ, 0 < τ < R (gradient-norm
+	// units).
+	Tau float64
+	// B and Delta0 are the Laplace scale b and δ₀ of the test.
+	B, Delta0 float64
+	// Secure selects the floating-point-safe test and release.
+	Secure bool
 }
 
-func newPTRTSum(cfg Config) (Aggregator, error) {
-	if !(cfg.Sigma > 0) {
-		return nil, fmt.Errorf("ptr-tsum is private and needs σ > 0 (use tsum with σ = 0 for non-private trimming)")
+func ptrOptions(c Config) PTROptions {
+	return PTROptions{Sigma: c.Sigma, ClipNorm: c.ClipNorm, F: c.F, Tau: c.Tau, B: c.B, Delta0: c.Delta0, Secure: c.Secure}
+}
+
+// Mechanism is privacy.PTR{Sigma1: σ, Tau: τ/R, B: b, Delta0: δ₀}, not
+// validated (see PTRMechanism).
+func (o PTROptions) Mechanism() privacy.PTR {
+	return privacy.PTR{Sigma1: o.Sigma, Tau: o.Tau / o.ClipNorm, B: o.B, Delta0: o.Delta0}
+}
+
+// SecureRequested reports o.Secure: ptr-tsum has a secure release
+// (SecureOptions).
+func (o PTROptions) SecureRequested() bool { return o.Secure }
+
+// Validate checks σ > 0, R, F, 0 < τ < R (CheckPTRTau) and the mechanism
+// (privacy.PTR.Validate).
+func (o PTROptions) Validate() error {
+	if err := checkNoise(o.Sigma, o.ClipNorm); err != nil {
+		return err
 	}
-	if err := CheckPTRTau(cfg.Tau, cfg.ClipNorm); err != nil {
-		return nil, err
+	if err := checkTrim(o.F); err != nil {
+		return err
 	}
-	mech := PTRMechanism(cfg)
-	if err := mech.Validate(); err != nil {
-		return nil, err
+	if !(o.Sigma > 0) {
+		return fmt.Errorf("ptr-tsum is private and needs σ > 0 (use tsum with σ = 0 for non-private trimming)")
 	}
-	a := &PTRTSum{clipNorm: clipNorm(cfg.ClipNorm), cfg: cfg, mech: mech, f: cfg.F, threshold: cfg.B * math.Log(1/(2*cfg.Delta0))}
+	if err := CheckPTRTau(o.Tau, o.ClipNorm); err != nil {
+		return err
+	}
+	return o.Mechanism().Validate()
+}
+
+// NewPTRTSum returns the ptr-tsum rule for validated options o.
+func NewPTRTSum(o PTROptions) (*PTRTSum, error) {
+	cfg := o
+	a := &PTRTSum{clipNorm: clipNorm(cfg.ClipNorm), cfg: cfg, mech: cfg.Mechanism(), f: cfg.F, threshold: cfg.B * math.Log(1/(2*cfg.Delta0))}
 	if cfg.Secure {
 		var err error
 		if a.sec, err = newSecure(cfg, true); err != nil {

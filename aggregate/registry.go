@@ -2,7 +2,6 @@ package aggregate
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 
@@ -10,8 +9,10 @@ import (
 	"github.com/privtrain/privtrain/privacy"
 )
 
-// Config holds the parameters of every rule; each rule reads the fields it
-// needs and New rejects invalid values with a descriptive error.
+// Config is the serialized form of a rule's settings (flags, run configs,
+// checkpoints): the union of the built-in rules' fields. New translates it
+// to the named rule's own options type (SumOptions, PTROptions,
+// KrumOptions, …; RuleOptions), which the rule validates.
 //
 // Zero values of the optional knobs (MaxIter, Tol, Smoothing, Iters) select
 // the documented defaults of the rule that uses them.
@@ -58,8 +59,8 @@ type Config struct {
 	// mean-scale reference. 0 divides by the previous step's actual batch
 	// size, which is data dependent and therefore allowed only for σ = 0.
 	ExpectedBatch float64
-	// Secure selects the floating-point-safe release of sum, tsum and
-	// ptr-tsum (see secureRelease): exact integer sums on a power-of-two
+	// Secure selects the floating-point-safe release of the rules whose
+	// options implement SecureOptions (SecureNames; see secureRelease): exact integer sums on a power-of-two
 	// grid, exactly rounded Gaussian noise and an exact Bernoulli PTR test
 	// bit, post-processing the float path's mechanism (same accounting). It
 	// needs σ > 0. New asks the rule whether it honoured it
@@ -110,20 +111,23 @@ type Trimmer interface {
 	SetTrimLevel(f int)
 }
 
-// Constructor builds a rule from its configuration; it reads the fields of
-// cfg the rule needs and rejects invalid values with a descriptive error
-// (New has already checked σ, R and F, see Config).
+// Constructor builds a rule from the serialized Config; it reads the
+// fields of cfg the rule needs and rejects invalid values with a
+// descriptive error (New has already checked σ and R, see Config). Rules
+// with their own options type register with RegisterRule instead.
 type Constructor func(cfg Config) (Aggregator, error)
 
-// rules maps each rule's name to its constructor. It is written only by
-// Register (the built-ins register in init below, other packages in theirs)
-// and guarded for callers that register later.
-var rules = registry.New[Constructor]("aggregate", "rule")
+// rules maps each rule's name to its entry. It is written only by Register
+// and RegisterRule (the built-ins register in init below, other packages in
+// theirs) and guarded for callers that register later.
+var rules = registry.New[rule]("aggregate", "rule")
 
-// Register makes a rule available to New under name, as database/sql's
-// Register does for drivers: call it from the init function of the package
-// that defines the rule. It panics if name is empty, ctor is nil or name is
-// already registered (two rules must never answer to one name).
+// Register makes a rule that reads Config directly available to New under
+// name, as database/sql's Register does for drivers: call it from the init
+// function of the package that defines the rule. It panics if name is
+// empty, ctor is nil or name is already registered (two rules must never
+// answer to one name). RegisterRule registers a rule with its own options
+// type.
 //
 // A private rule must implement Planned, stating the mechanism its every
 // release is (with its sensitivity analysis in its doc comment), and report
@@ -133,36 +137,43 @@ func Register(name string, ctor Constructor) {
 	if ctor == nil {
 		panic("aggregate: Register of rule " + strconv.Quote(name) + " with a nil constructor")
 	}
-	rules.Register(name, ctor)
+	rules.Register(name, rule{ctor: func(c Config) (Aggregator, error) {
+		if err := checkNoise(c.Sigma, c.ClipNorm); err != nil {
+			return nil, err
+		}
+		return ctor(c)
+	}})
 }
 
-// The built-in rules register themselves like any other rule.
+// The built-in rules register themselves like any other rule, each with
+// its own options type.
 func init() {
-	Register("sum", newSum)
-	Register("tsum", newTSum)
-	Register("ptr-tsum", newPTRTSum)
-	Register("coord-median", newCoordMedian)
-	Register("coord-trimmed-mean", newCoordTrimmedMean)
-	Register("krum", newKrum)
-	Register("multi-krum", newMultiKrum)
-	Register("geomed", newGeoMed)
-	Register("centered-clip", newCenteredClip)
-	Register("rgm-sum", func(c Config) (Aggregator, error) { return NewRGMSum(c.RGM) })
+	RegisterRule("sum", sumOptions, func(o SumOptions) (Aggregator, error) { return NewSum(o) })
+	RegisterRule("tsum", tsumOptions, func(o TSumOptions) (Aggregator, error) { return NewTSum(o) })
+	RegisterRule("ptr-tsum", ptrOptions, func(o PTROptions) (Aggregator, error) { return NewPTRTSum(o) })
+	RegisterRule("coord-median", coordMedianOptions, func(o CoordMedianOptions) (Aggregator, error) { return NewCoordMedian(o) })
+	RegisterRule("coord-trimmed-mean", coordTrimmedMeanOptions, func(o CoordTrimmedMeanOptions) (Aggregator, error) { return NewCoordTrimmedMean(o) })
+	RegisterRule("krum", krumOptions(false), func(o KrumOptions) (Aggregator, error) { return NewKrum(o) })
+	RegisterRule("multi-krum", krumOptions(true), func(o KrumOptions) (Aggregator, error) { return NewKrum(o) })
+	RegisterRule("geomed", geoMedOptions, func(o GeoMedOptions) (Aggregator, error) { return NewGeoMed(o) })
+	RegisterRule("centered-clip", centeredClipOptions, func(o CenteredClipOptions) (Aggregator, error) { return NewCenteredClip(o) })
+	RegisterRule("rgm-sum", rgmOptions, func(o RGMOptions) (Aggregator, error) { return NewRGMSum(o.RGM) })
 }
 
-// New returns a new instance of the named rule configured by cfg.
+// New returns a new instance of the named rule configured by cfg, which is
+// translated to the rule's own options and validated by the rule.
 //
 // Instances keep scratch buffers (and, for centered-clip, the previous
 // release), so one instance must not be used by concurrent goroutines.
 func New(name string, cfg Config) (Aggregator, error) {
-	ctor, ok := rules.Lookup(name)
+	r, ok := rules.Lookup(name)
 	if !ok {
 		return nil, fmt.Errorf("aggregate: unknown rule %q; registered: %s", name, strings.Join(Names(), ", "))
 	}
-	if err := cfg.checkCommon(); err != nil {
-		return nil, fmt.Errorf("aggregate: rule %q: %w", name, err)
+	if has, known := r.hasSecureRelease(); cfg.Secure && known && !has {
+		return nil, noSecureMode(name)
 	}
-	a, err := ctor(cfg)
+	a, err := r.ctor(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("aggregate: rule %q: %w", name, err)
 	}
@@ -170,47 +181,38 @@ func New(name string, cfg Config) (Aggregator, error) {
 		return nil, fmt.Errorf("aggregate: rule %q: constructor returned no aggregator", name)
 	}
 	if cfg.Secure && !IsSecure(a) {
-		// Asked of the rule (SecureReleaser), not of a list: a rule that
-		// ignores Config.Secure would release float noise.
-		return nil, fmt.Errorf("aggregate: rule %q has no secure-noise mode (no floating-point-safe release; %s do): it can only run with float noise, whose guarantee does not hold against floating-point attacks (Mironov, CCS 2012)", name, strings.Join(secureNames(), ", "))
+		// Asked of the instance (SecureReleaser) too: a rule that ignores
+		// Config.Secure would release float noise.
+		return nil, noSecureMode(name)
 	}
 	return a, nil
+}
+
+// noSecureMode is New's refusal of Config.Secure for a rule without a
+// floating-point-safe release.
+func noSecureMode(name string) error {
+	return fmt.Errorf("aggregate: rule %q has no secure-noise mode (no floating-point-safe release; %s do): it can only run with float noise, whose guarantee does not hold against floating-point attacks (Mironov, CCS 2012)", name, strings.Join(SecureNames(), ", "))
 }
 
 // Names lists the registered rules in lexical order.
 func Names() []string { return rules.Names() }
 
-// secureNames lists the built-in rules with a floating-point-safe release.
-func secureNames() []string { return []string{"sum", "tsum", "ptr-tsum"} }
+// SecureNames lists the registered rules whose options say they have a
+// floating-point-safe release (SecureOptions), in lexical order.
+func SecureNames() []string {
+	var out []string
+	for _, n := range rules.Names() {
+		if r, ok := rules.Lookup(n); ok {
+			if has, _ := r.hasSecureRelease(); has {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
 
 // Option returns the named entry of cfg.Options and whether it is set.
 func (c Config) Option(name string) (float64, bool) {
 	v, ok := c.Options[name]
 	return v, ok
-}
-
-// checkCommon validates σ and R.
-func (c Config) checkCommon() error {
-	if !(c.Sigma >= 0) || math.IsInf(c.Sigma, 0) {
-		return fmt.Errorf("noise multiplier σ must be finite and ≥ 0, got %v", c.Sigma)
-	}
-	if !(c.ClipNorm >= 0) || math.IsInf(c.ClipNorm, 0) {
-		return fmt.Errorf("clip norm R must be finite and ≥ 0, got %v", c.ClipNorm)
-	}
-	if c.Sigma > 0 && c.ClipNorm == 0 {
-		return fmt.Errorf("noise multiplier σ = %v > 0 needs a clip norm R > 0", c.Sigma)
-	}
-	if c.F < 0 {
-		return fmt.Errorf("F must be ≥ 0, got %d", c.F)
-	}
-	return nil
-}
-
-// nonPrivateOnly rejects σ > 0 for a rule whose sensitivity makes Gaussian
-// noise useless; why is the rule's doc comment.
-func nonPrivateOnly(c Config, why string) error {
-	if c.Sigma != 0 {
-		return fmt.Errorf("only σ = 0 (non-private) is supported: %s", why)
-	}
-	return nil
 }

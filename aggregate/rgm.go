@@ -21,7 +21,7 @@ import (
 // other rules' mechanisms, privacy.RGM is not normalized to a unit
 // sensitivity; its Eta and RRel are that assumption. The paper establishes
 // it for quadratic objectives with clipped features (its Proposition 1 and
-// the PTR check of Proposition 2, see optim/ridgegd); for neural networks no
+// the PTR check of Proposition 2, see experiments/rgmfig/ridgegd); for neural networks no
 // such bound is known, so using this rule on the CNNs is experimental and
 // its reported guarantee is only as good as the assumed (η, R_rel).
 // Amplification by subsampling is not established for the RGM either: the
@@ -31,6 +31,22 @@ import (
 type RGMSum struct {
 	mech privacy.RGM
 	acc  []float64
+}
+
+// RGMOptions are rgm-sum's settings (Config.RGM): the Relative Gaussian
+// Mechanism it releases.
+type RGMOptions struct {
+	RGM privacy.RGM
+}
+
+func rgmOptions(c Config) RGMOptions { return RGMOptions{RGM: c.RGM} }
+
+// Validate checks the mechanism (privacy.RGM.Validate).
+func (o RGMOptions) Validate() error {
+	if err := o.RGM.Validate(); err != nil {
+		return fmt.Errorf("rgm-sum: %w", err)
+	}
+	return nil
 }
 
 // NewRGMSum returns the rgm-sum rule for the mechanism m, whose Dim must be
@@ -49,7 +65,7 @@ func (a *RGMSum) Name() string { return "rgm-sum" }
 // (Hendrikx, Mangold & Bellet, AISTATS 2024, Definition 3): it adds
 // N(0, (γ‖x‖² + σ²) I) to x in place, in float64, drawing one standard
 // normal per coordinate from rng in order. It is the one implementation of
-// the RGM noise (rgm-sum and optim/ridgegd's nodes use it); the guarantee
+// the RGM noise (rgm-sum and experiments/rgmfig/ridgegd's nodes use it); the guarantee
 // needs x to have m's relative sensitivity (see RGMSum). It fails, leaving
 // x unchanged, if ‖x‖ is not finite.
 func AddRGMNoise(m privacy.RGM, x []float64, rng *rand.Rand) error {

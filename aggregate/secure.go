@@ -93,7 +93,7 @@ type secureRelease struct {
 const secureGridBits = 14
 
 // newSecure builds the secure release for σ, R (and, when ptr, τ, b, δ₀).
-func newSecure(cfg Config, ptr bool) (*secureRelease, error) {
+func newSecure(cfg PTROptions, ptr bool) (*secureRelease, error) {
 	if !(cfg.Sigma > 0) {
 		return nil, fmt.Errorf("secure noise needs σ > 0")
 	}
@@ -134,7 +134,7 @@ func newSecure(cfg Config, ptr bool) (*secureRelease, error) {
 	if s.thresh, err = exactnoise.PTRThreshold(cfg.B, cfg.Delta0); err != nil {
 		return nil, fmt.Errorf("secure noise: %w", err)
 	}
-	m := PTRMechanism(cfg)
+	m := cfg.Mechanism()
 	s.mech = m
 	return s, m.Validate()
 }
@@ -393,11 +393,11 @@ func (s *secureRelease) safetyMargin(idx []int, f int) int {
 
 // secureIfAsked returns the secure release of a Gaussian-noise rule (sum,
 // tsum) when cfg asks for it, else nil.
-func secureIfAsked(cfg Config) (*secureRelease, error) {
-	if !cfg.Secure {
+func secureIfAsked(secure bool, sigma, clip float64) (*secureRelease, error) {
+	if !secure {
 		return nil, nil
 	}
-	return newSecure(cfg, false)
+	return newSecure(PTROptions{Sigma: sigma, ClipNorm: clip}, false)
 }
 
 // gaussianStep is the mechanism of a Gaussian-noise rule's step: the

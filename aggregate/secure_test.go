@@ -362,7 +362,7 @@ func BenchmarkSecureRules(b *testing.B) {
 func BenchmarkSecurePrepare(b *testing.B) {
 	const m, p = 256, 26010
 	g := batch(randRows(rand.New(rand.NewPCG(1, 1)), m, p, 1), 1)
-	sec, err := newSecure(Config{Sigma: 1.1, ClipNorm: 1}, false)
+	sec, err := newSecure(PTROptions{Sigma: 1.1, ClipNorm: 1}, false)
 	if err != nil {
 		b.Fatal(err)
 	}

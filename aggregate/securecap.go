@@ -14,6 +14,13 @@ package aggregate
 // noise under a secure label). sum, tsum and ptr-tsum implement it; a rule
 // registered by another package may, e.g. by releasing through the secure
 // sum (examples/custom-aggregator's coord-clipped-sum does).
+//
+// The built-in secure releases (sum, tsum, ptr-tsum; secure.go) use exact
+// integer sums on a power-of-two grid, exactly rounded Gaussian noise and an
+// exact Bernoulli PTR test bit, so the released float32 values are an exact
+// function of the continuous mechanism's output (accounted as that
+// mechanism: post-processing) and do not leak through their low-order bits.
+// Their noise must come from a secret stream (package randstream).
 type SecureReleaser interface {
 	// SecureRelease reports whether every noisy release of this instance
 	// is floating-point safe.

@@ -25,15 +25,36 @@ import (
 // release sums integers, so its order does not matter.
 type Sum struct {
 	clipNorm
-	cfg Config
+	cfg SumOptions
 	s   scratch
 	sec *secureRelease
 }
 
-func newSum(cfg Config) (Aggregator, error) {
-	a := &Sum{clipNorm: clipNorm(cfg.ClipNorm), cfg: cfg}
+// SumOptions are sum's settings (Config.Sigma, ClipNorm, Secure).
+type SumOptions struct {
+	// Sigma is the noise multiplier σ (0: the exact sum).
+	Sigma float64
+	// ClipNorm is R, the L2 bound of every gradient (> 0 when σ > 0).
+	ClipNorm float64
+	// Secure selects the floating-point-safe release (σ > 0).
+	Secure bool
+}
+
+func sumOptions(c Config) SumOptions {
+	return SumOptions{Sigma: c.Sigma, ClipNorm: c.ClipNorm, Secure: c.Secure}
+}
+
+// Validate checks σ and R.
+func (o SumOptions) Validate() error { return checkNoise(o.Sigma, o.ClipNorm) }
+
+// SecureRequested reports o.Secure: sum has a secure release (SecureOptions).
+func (o SumOptions) SecureRequested() bool { return o.Secure }
+
+// NewSum returns the sum rule for validated options o.
+func NewSum(o SumOptions) (*Sum, error) {
+	a := &Sum{clipNorm: clipNorm(o.ClipNorm), cfg: o}
 	var err error
-	if a.sec, err = secureIfAsked(cfg); err != nil {
+	if a.sec, err = secureIfAsked(o.Secure, o.Sigma, o.ClipNorm); err != nil {
 		return nil, err
 	}
 	return a, nil

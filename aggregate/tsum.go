@@ -20,16 +20,44 @@ import (
 // mechanism.
 type TSum struct {
 	clipNorm
-	cfg Config
+	cfg TSumOptions
 	f   int
 	s   scratch
 	sec *secureRelease
 }
 
-func newTSum(cfg Config) (Aggregator, error) {
-	a := &TSum{clipNorm: clipNorm(cfg.ClipNorm), cfg: cfg, f: cfg.F}
+// TSumOptions are tsum's settings (Config.Sigma, ClipNorm, F, Secure).
+type TSumOptions struct {
+	// Sigma is the noise multiplier σ (0: non-private trimming).
+	Sigma float64
+	// ClipNorm is R, the L2 bound of every gradient (> 0 when σ > 0).
+	ClipNorm float64
+	// F is the number of largest-norm gradients dropped (≥ 0).
+	F int
+	// Secure selects the floating-point-safe release (σ > 0).
+	Secure bool
+}
+
+func tsumOptions(c Config) TSumOptions {
+	return TSumOptions{Sigma: c.Sigma, ClipNorm: c.ClipNorm, F: c.F, Secure: c.Secure}
+}
+
+// Validate checks σ, R and F.
+func (o TSumOptions) Validate() error {
+	if err := checkNoise(o.Sigma, o.ClipNorm); err != nil {
+		return err
+	}
+	return checkTrim(o.F)
+}
+
+// SecureRequested reports o.Secure: tsum has a secure release (SecureOptions).
+func (o TSumOptions) SecureRequested() bool { return o.Secure }
+
+// NewTSum returns the tsum rule for validated options o.
+func NewTSum(o TSumOptions) (*TSum, error) {
+	a := &TSum{clipNorm: clipNorm(o.ClipNorm), cfg: o, f: o.F}
 	var err error
-	if a.sec, err = secureIfAsked(cfg); err != nil {
+	if a.sec, err = secureIfAsked(o.Secure, o.Sigma, o.ClipNorm); err != nil {
 		return nil, err
 	}
 	return a, nil

@@ -1,42 +1,9 @@
-// Package exactnoise samples noise exactly, with integer arithmetic only:
-//
-//   - RoundedNormal: round(s·X) for X ∼ N(0, 1) and a dyadic scale s, the
-//     secure release's noise. Its law is exactly that of the continuous
-//     Gaussian N(0, s²) rounded to the integers, so adding it to an integer
-//     vector is post-processing of the continuous Gaussian mechanism (its
-//     PLD and RDP unchanged). |X| comes from an exact rejection sampler
-//     over strips (strips.go; Karney's Algorithm N, "Sampling exactly from
-//     the normal distribution", ACM TOMS 42(1), 2016, in urand.go is the
-//     textbook alternative the tests check it against), the fraction kept
-//     as a lazily drawn uniform (u-rand) and the rounding decided exactly
-//     from its digits (rounded.go).
-//   - LaplaceTail: the exact Bernoulli P[Lap(b) > t] for rational t (PTR's
-//     test bit), and PTRThreshold, its certified dyadic threshold.
-//   - Laplace and Gaussian: the discrete Laplace and discrete Gaussian
-//     (Canonne, Kamath & Steinke, "The Discrete Gaussian for Differential
-//     Privacy", NeurIPS 2020, Algorithms 1–3; "CKS20" below), the earlier
-//     secure release's noise, and BernoulliExp, exp(−n/d) exactly.
-//
-// Floating-point samplers of continuous noise leak through the set of
-// representable outputs (Mironov, "On Significance of the Least Significant
-// Bits for Differential Privacy", CCS 2012). These samplers draw integers
-// whose distribution is exactly the stated one given uniform random words:
-// every decision either compares uniform random bits with the binary
-// expansion of a number known exactly (a rational, or a constant such as
-// e^{−i²/512} bracketed by rigorous integer enclosures and refined on
-// demand) or compares an exactly uniform integer (Lemire's rejection) with
-// an integer threshold — no floating point is involved. Use them with a
-// cryptographically secure stream (package randstream).
-//
-// Speed: the random words are consumed bit by bit (bitSrc), and
-// comparisons use whole words where the digits are known. Measured per
-// sample at s ≈ 2¹⁴·√2 (BenchmarkRoundedNormal and neighbours): 67 CPU-ns
-// for RoundedNormal, 211 by Karney's Algorithm N, 129 for the discrete
-// Gaussian at σ = 36045, 10 for float64 NormFloat64. Fast paths use 64-bit
-// (and 128-bit) arithmetic; astronomically unlikely cases take math/big
-// paths that use the same bits in the same order and so return the same
-// sample (the ref tests check the fast code against math/big references
-// sample by sample).
+// Package exactnoise samples noise exactly, with integer arithmetic only and
+// no floating point (Mironov, CCS 2012): RoundedNormal (round(s·X), the
+// secure release's noise), LaplaceTail and PTRThreshold (PTR's test bit),
+// and the discrete Laplace and Gaussian (Canonne, Kamath & Steinke, NeurIPS
+// 2020; "CKS20" below) with BernoulliExp. Use them with a cryptographically
+// secure stream (package randstream).
 package exactnoise
 
 import (
@@ -178,6 +145,17 @@ type Gaussian struct {
 }
 
 // NewGaussian returns N_Z(0, sigma2), sigma2 ≥ 1.
+//
+// Floating-point samplers of continuous noise leak through the set of
+// representable outputs (Mironov, "On Significance of the Least Significant
+// Bits for Differential Privacy", CCS 2012). These samplers draw integers
+// whose distribution is exactly the stated one given uniform random words:
+// every decision either compares uniform random bits with the binary
+// expansion of a number known exactly (a rational, or a constant such as
+// e^{−i²/512} bracketed by rigorous integer enclosures and refined on
+// demand) or compares an exactly uniform integer (Lemire's rejection) with
+// an integer threshold — no floating point is involved. Use them with a
+// cryptographically secure stream (package randstream).
 func NewGaussian(sigma2 uint64) (*Gaussian, error) {
 	if sigma2 < 1 || sigma2 > 1<<62 {
 		return nil, fmt.Errorf("exactnoise: discrete Gaussian σ² must be in [1, 2⁶²], got %d", sigma2)

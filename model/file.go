@@ -31,6 +31,10 @@ const (
 // Save writes the architecture and parameters of m to path atomically: the
 // file is written to a temporary file in the same directory, synced and
 // renamed over path, so path holds either the old or the new model.
+//
+// Save and Load use a versioned binary format: magic, version, the Spec as
+// JSON, the float32 parameters and a SHA-256 checksum. Save writes atomically
+// (temporary file, fsync, rename).
 func Save(path string, m Model) error {
 	spec, err := json.Marshal(m.Spec())
 	if err != nil {

@@ -41,6 +41,39 @@ import (
 // op kept (its input, unfolded patches, normalised values…). The package
 // modeltest checks such a rule against batch-of-one runs, the batch
 // gradient and finite differences.
+//
+// A layer kind is a type implementing Layer, registered from an init
+// function with RegisterLayer(name, zero value), as image.RegisterFormat
+// registers image formats; a kind of another module works exactly as the
+// built-in ones (see ExampleRegisterLayer, whose "scale" kind is defined in
+// a test of another package). The type's exported fields, with JSON tags,
+// are the layer's parameters in a network description. Its methods:
+//
+//   - Validate checks the parameters alone; errors name the field.
+//   - Resolve(in Shape) checks the input shape (Flat, or an image in CHW
+//     or HWC order) and returns the output shape and the parameter tensors
+//     (Param: a name, a 1- or 2-dimensional shape, and an Init:
+//     KernelInit, BiasInit, ConstInit or one's own, drawing from the
+//     model's initialisation stream). The model lays the tensors out one
+//     after the other in the parameter vector, in layer order.
+//   - Build(*BuildContext) adds the forward op(s) for a chunk of N
+//     examples to the Gorgonia graph, reading the input node and the
+//     parameter nodes the context gives; a layer with parameters must add
+//     the context's zero node E to its output (z = f(a; θ) + e) and return
+//     its gradient rule.
+//   - The rule (ExampleGrads, one per kind, as Opacus's grad samplers)
+//     writes example i's parameter gradient from ∂ℓ/∂z, which the model
+//     obtains by differentiating the loss with respect to E once per chunk,
+//     and from what the layer's op kept from the run (its input, unfolded
+//     patches, normalised values). It may also sum a chunk itself
+//     (BatchGrads); otherwise the model sums its rows. What the rule reads
+//     must be kept by the layer's own op: Gorgonia may reuse the memory of
+//     a value that no later op reads.
+//
+// The package modeltest checks a kind's gradients in a network as the
+// built-in kinds are checked: every row equals the gradient of a batch of
+// one, the rows sum to the batch gradient across chunks, and the rows agree
+// with finite differences.
 type Layer interface {
 	// Kind is the name the kind is registered under.
 	Kind() string

@@ -38,6 +38,26 @@ type Layers []Layer
 //	{"init": "torch", "loss": "softmax-cross-entropy",
 //	 "layers": [{"kind": "conv", "out": 16, "kernel": 8, "stride": 2, "pad": 3},
 //	            {"kind": "relu"}, …, {"kind": "dense", "out": 10}]}
+//
+// A Network is a sequential list of layers (Layers) with an initialisation
+// (InitGlorot, InitTorch, InitZero) and a loss (LossSoftmaxCE,
+// LossSquared); it is a Go value with a JSON and YAML form (ParseNetwork,
+// ReadNetworkFile; unknown fields are errors). Each layer is a value of its
+// kind's type: Conv, MaxPool, AvgPool, ReLU, Tanh, GroupNorm, Flatten and
+// Dense are built in, and Kinds lists every registered kind. In JSON a
+// layer is {"kind": name, its parameters…}, decoded through the kind
+// registered under that name. New checks the network against the spec —
+// kernel, stride and padding ranges, shapes that fit, group counts
+// dividing the channels, a flatten before the first dense layer on images,
+// pooling and group norm only after a convolution (before one, images are
+// in (C, H, W) order), the output size equal to Classes — and says which
+// layer is wrong. Convolutions and dense layers have a bias unless NoBias
+// ("no_bias": true). Group norm (ε = 1e-5, γ = 1 and β = 0 initially
+// whatever the init) normalises each example's group of channels over its
+// positions and has per-channel γ and β, whose exact per-example gradients
+// are Σ ∂ℓ/∂z·x̂ and Σ ∂ℓ/∂z. Flatten only changes the shape bookkeeping:
+// activations are already one row per example, in (H, W, C) order after a
+// convolution and in the input's (C, H, W) order before one.
 type Network struct {
 	// Layers are applied in order; the last one's output size must equal
 	// Spec.Classes.

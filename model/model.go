@@ -18,6 +18,59 @@ type Batch struct {
 // Gradients are of the per-example loss ℓ(θ; x_i, y_i) (not averaged): the
 // batch gradient is Σ_i ∇ℓ_i, and row i of the per-example gradients is ∇ℓ_i.
 // A Model is not safe for concurrent use by several goroutines.
+//
+// Layers come in order, each as its kernel then its bias, if it has one
+// (group norm: γ then β; other kinds: their Params in order). A convolution
+// kernel is laid out (out channel, kernel row, kernel column, in channel); a
+// dense kernel (out, in). Images are (C, H, W) per example in Batch.X, but
+// activations after the first convolution are (H, W, C), so flattening for
+// the first dense layer is in (H, W, C) order, as in Keras.
+//
+// Each model compiles four Gorgonia graphs (gorgonia.org/gorgonia, float32),
+// a large and a small one (64 and 16 examples for CNNs, 256 and 32
+// otherwise) for each of two workers, built once from the package's own Ops:
+// convolution as im2col into a preallocated buffer plus one sgemm,
+// branch-free max-pooling, average pooling, ReLU, tanh, group norm, dense
+// layers and a masked loss, each with its symbolic derivative. Ops own
+// their output buffers, so steps allocate only Gorgonia's small
+// per-instruction bookkeeping; following Gorgonia's UsePreallocDoer
+// contract, an op handed a preallocated value of its output's shape writes
+// into it instead (the tape machine hands back the op's own buffer), and
+// tensors are read through tensor.Dense's typed accessors, without unsafe.
+// CNNs are the networks with an (H, W, C) image, that is with a
+// convolution. A batch of any size (including
+// 0) is cut into large chunks and a remainder of small ones, the last
+// zero-padded and masked out of the loss; the chunks are dealt to the
+// two workers, which run in parallel. PerExampleVisit (ChunkVisitor) gives
+// each chunk to whichever worker is free instead, and hands every
+// per-example gradient to the caller while it is in cache, without
+// writing the M × P matrix. Per-example gradients and losses do not depend
+// on the chunk sizes or on the worker; sums over a batch (BatchGrad) do.
+//
+// Per-example gradients come from the same single forward/backward pass as
+// the batch gradient: every parameterised layer adds a zero-valued input e to
+// its output z, Gorgonia differentiates the loss with respect to the e's, and
+// each example's weight gradient is then the product of its ∂ℓ/∂z with its
+// layer input (dense) or unfolded patches (convolution), one small sgemm per
+// example and layer, or of its normalised input x̂ (group norm). BatchGrad forms the same products summed over the chunk
+// as one sgemm. Both are exact, not approximations.
+//
+// Matrix products go through Go-assembly micro-kernels: an AVX-512 8×32
+// tile where the CPU and OS support AVX-512 F, an AVX2/FMA 4×16 tile
+// otherwise and on the edges, and gonum's pure-Go sgemm for what remains
+// (the level comes from internal/vec: golang.org/x/sys/cpu, capped by the
+// PRIVTRAIN_ASM variable; the purego build tag or another architecture
+// compiles no assembly). Every call is bounds-checked before a kernel runs.
+// The pure-Go gemm of gorgonia and gonum alone, and their conv/pool ops,
+// are several times slower. PerExampleGradsNorms also returns each
+// per-example gradient's sum of squares, computed while the row is in cache.
+//
+// Results are bit-for-bit reproducible on a given machine: the chunking and
+// the assignment of chunks to the two graphs depend only on the batch size,
+// partial sums are combined in a fixed order, and all buffers are 64-byte
+// aligned so that the SIMD kernels sum in the same order on every run.
+// Machines (and PRIVTRAIN_ASM levels) with different kernels round
+// differently.
 type Model interface {
 	// Spec describes the architecture (enough to rebuild it with New).
 	Spec() Spec

@@ -49,6 +49,13 @@ type GradientCorruption interface {
 // nonprivate (Aggregator nil, ClipNorm 0), DP-SGD (aggregator "sum" with
 // noise), TSGD+Gaussian ("tsum"), TSGD+PTR ("ptr-tsum"), robust non-private
 // training (any rule with σ = 0).
+//
+// A private run (Accountant set) requires a Poisson sampler by type
+// (datasets.PoissonSubsampler, whose rate q the accounting uses) and a noise
+// key (NoiseKey, package randstream) for its privacy randomness; the step
+// mechanism it accounts is the aggregator's own plan (aggregate.Planned).
+// Method-specific adaptation (TSGD+PTR's per-branch learning rates and
+// dynamic trim level, PTRPolicy) is a StepPolicy (Policy).
 type Config struct {
 	Model   model.Model
 	Data    Source
@@ -329,6 +336,22 @@ func (t *Trainer) NextStepFitsWithin(target float64, horizon int) (bool, error) 
 
 // Step runs training step `step` (0-based): sample, gather, per-example
 // gradients, corrupt, clip, aggregate, update and account.
+//
+// Clipping: a row whose computed norm n̂ satisfies n̂(1+e) ≤ R is kept as it
+// is, any other is scaled by fl32(R(1−κ)/n̂), and every scaled row's norm is
+// measured on the values actually summed and certified ≤ R before any noise
+// is drawn (clipRows, clipMargin).
+//
+// Chunked sums: when the rule releases the plain sum of the clipped rows
+// (aggregate.ChunkSummer: sum with float noise) and the model hands out its
+// rows by chunk (model.ChunkVisitor: every built-in model), with no gradient
+// corruption and no canaries, the step takes that sum inside the per-example
+// pass (clipSumChunks): each of the model's chunks is summed in row order by
+// the goroutine that computed it, and the chunk sums are added in chunk
+// order (aggregate.ChunkSum), so the released bits do not depend on the
+// number of workers; the M × P matrix is never written. Every other step
+// keeps the matrix, and every other rule receives it through Aggregate,
+// summed in row order where it sums.
 func (t *Trainer) Step(step int) (StepResult, error) {
 	idx := t.cfg.Sampler.Batch(step)
 	m := len(idx)

@@ -22,6 +22,16 @@ type RDPValue struct {
 //
 // Implementations are small immutable values; Validate reports invalid
 // parameters, and RDP must only be called on a mechanism that validated.
+//
+// Every bound states its source (paper, theorem) and its validity conditions
+// in its doc comment, checks them at run time and reports, per order, which
+// bound produced a value (RDPValue.Bound) and whether it is proven there
+// (RDPValue.Valid). The built-in kinds: Gaussian, Laplace,
+// SubsampledGaussian (MTZ19), PTR (Theorem 4.3), PoissonSubsampled (white-
+// box Theorem 4.4 or Zhu & Wang 2019 black-box / lower bounds), RGM
+// (relative Gaussian, Theorem 1). FromSpec rebuilds any registered kind from
+// its Spec; Register adds a kind defined in another package, so an
+// accountant can reload its history.
 type Mechanism interface {
 	// Validate checks the parameters (e.g. σ > 0) and returns a descriptive error.
 	Validate() error

@@ -23,6 +23,15 @@ import (
 // (account them with the RDP accountant).
 //
 // A PLDAccountant is not safe for concurrent use.
+//
+// Its PLDs are discretized privacy loss distributions of the dominating
+// pairs of Gaussian, Laplace, PTR (the envelope pair of docs/ptr-pld.md,
+// discretized from its privacy profile) and Poisson-subsampled mechanisms
+// (PLDMechanism), per adjacency direction, with a certified connect-the-dots
+// upper estimate and an optimistic one, composed by FFT and repeated
+// squaring (pld.go states the proof and the floating-point assumptions).
+// Squaring chains, prefix compositions and shared step PLDs (PLDCache) make
+// repeated queries cheap, bit for bit equal to fresh ones.
 type PLDAccountant struct {
 	interval float64
 	mechs    []*pldComposed

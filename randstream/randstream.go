@@ -1,26 +1,7 @@
-// Package randstream is the one source of seeded random streams in privtrain.
-//
-// A Key (32 bytes) keys every stream of a run; Stream(purpose, index)
-// returns an independent generator for one purpose ("noise", "sampler", …)
-// and one index (usually the training step), so a resumed run redraws
-// exactly the randomness of an uninterrupted one.
-//
-// Streams are ChaCha8 generators (math/rand/v2, a cryptographically secure
-// PRNG) seeded with HMAC-SHA256(key, purpose ‖ index), a pseudo-random
-// function of the key: without the key, the streams of a run are
-// computationally indistinguishable from independent uniform bits.
-//
-// There are two kinds of key, and the difference is a privacy matter:
-//
-//   - NewSecret draws a key from the operating system (crypto/rand). Privacy
-//     randomness (DP noise, Poisson sampling, the PTR test) must use such a
-//     key: the differential-privacy guarantee holds only if the adversary
-//     cannot predict the noise. The key must stay secret; a run keeps it in
-//     its operator-only files (see experiments).
-//   - FromSeed expands a uint64 seed into a key. Anyone who knows the seed
-//     can regenerate every stream, so it is for reproducible research runs,
-//     tests and for randomness that is public anyway (model initialization,
-//     the attacker's corruption plan).
+// Package randstream is privtrain's source of keyed random streams: a Key
+// (secret, NewSecret, or from a public seed, FromSeed) and Stream(purpose,
+// index), an independent ChaCha8 generator per purpose and step, so a resumed
+// run redraws exactly the randomness of an uninterrupted one.
 package randstream
 
 import (
@@ -34,6 +15,20 @@ import (
 )
 
 // Key keys a family of random streams.
+//
+// Streams are ChaCha8 generators (math/rand/v2, a cryptographically secure
+// PRNG) seeded with HMAC-SHA256(key, purpose ‖ index), a pseudo-random
+// function of the key: without the key, the streams of a run are
+// computationally indistinguishable from independent uniform bits.
+//
+// There are two kinds of key, and the difference is a privacy matter:
+// NewSecret draws a key from the operating system (crypto/rand), which
+// privacy randomness (DP noise, Poisson sampling, the PTR test) must use,
+// since the guarantee holds only if the adversary cannot predict the noise;
+// the key must stay secret. FromSeed expands a uint64 seed into a key that
+// anyone knowing the seed can regenerate: for reproducible research runs,
+// tests and randomness that is public anyway (model initialization, the
+// attacker's corruption plan).
 type Key [32]byte
 
 // NewSecret returns a key drawn from the operating system's CSPRNG.

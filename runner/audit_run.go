@@ -95,7 +95,7 @@ func AuditRun(ctx context.Context, cfg TrainConfig, opt RunAuditOptions) (*RunAu
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if !cfg.Private() || contains(pdpMethods(), cfg.Method) {
+	if !cfg.Private() {
 		return nil, fmt.Errorf("%w: method %q is not supported (want a private SGD method: dpsgd, tsgd-gaussian, tsgd-ptr)", ErrRunAuditOptions, cfg.Method)
 	}
 	if opt.Canaries == 0 {

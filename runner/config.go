@@ -10,6 +10,7 @@ import (
 	"math"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -37,9 +38,11 @@ type TrainConfig struct {
 	// from trainer train --model-file); Model is then its name, which must
 	// not be a registered architecture.
 	Network *model.Network `json:"network,omitempty" yaml:"network,omitempty"`
-	// Method is one of Methods(): nonprivate, dpsgd, tsgd-gaussian, tsgd-ptr,
-	// nonprivate-robust.
+	// Method is a registered training method (Methods, RegisterMethod):
+	// nonprivate, dpsgd, tsgd-gaussian, tsgd-ptr, nonprivate-robust, pdp-*.
 	Method string `json:"method" yaml:"method"`
+	// MethodOptions holds the options a method declares (Method.Options).
+	MethodOptions map[string]float64 `json:"method_options,omitempty" yaml:"method_options,omitempty"`
 	// Rule is the aggregation rule of nonprivate-robust (any aggregate rule).
 	Rule string `json:"rule,omitempty" yaml:"rule,omitempty"`
 
@@ -141,11 +144,6 @@ type TrainConfig struct {
 	// resume keeps the stored value (0 in runs written before this default:
 	// only at the end).
 	EvalEvery int `json:"eval_every,omitempty" yaml:"eval_every,omitempty"`
-}
-
-// Methods lists the training methods.
-func Methods() []string {
-	return append([]string{"nonprivate", "dpsgd", "tsgd-gaussian", "tsgd-ptr", "nonprivate-robust"}, pdpMethods()...)
 }
 
 // DefaultConfig is the default job (`trainer` with no arguments): TSGD+PTR
@@ -389,14 +387,26 @@ func checkJSONKeys(data []byte, t reflect.Type, prefix string) error {
 	return nil
 }
 
-// Private reports whether the method adds noise and is accounted.
+// Private reports whether the method adds noise and is accounted by a
+// privacy accountant (a private FamilySGD method, Method.Private).
 func (c *TrainConfig) Private() bool {
-	return c.Method == "dpsgd" || c.Method == "tsgd-gaussian" || c.Method == "tsgd-ptr"
+	m := c.method()
+	return m.Private && m.Family == FamilySGD
 }
 
 // Noisy reports whether the method releases noise: the private methods and
 // the personalized ones (pdp-*, accounted by their ledger).
-func (c *TrainConfig) Noisy() bool { return c.Private() || contains(pdpMethods(), c.Method) }
+func (c *TrainConfig) Noisy() bool { return c.Private() || c.pdp() }
+
+// uses reports whether c's method uses the method-dependent flag (or
+// setting) name (Method.Flags).
+func (c *TrainConfig) uses(name string) bool { return slices.Contains(c.method().Flags, name) }
+
+// pdp reports whether the method runs personalized-DP rounds.
+func (c *TrainConfig) pdp() bool {
+	m, ok := methods.Lookup(c.Method)
+	return ok && m.Family == FamilyPDP
+}
 
 // SecureRelease reports whether the run's noisy releases are
 // floating-point safe: every noisy method's default, unless FloatNoise.
@@ -448,148 +458,174 @@ func (c *TrainConfig) Validate() error {
 	return nil
 }
 
-func (c *TrainConfig) validate() error {
-	bad := func(format string, a ...any) error { return fmt.Errorf("invalid configuration: "+format, a...) }
-	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
-	if !contains(Methods(), c.Method) {
-		return bad("unknown method %q (known: %s)", c.Method, strings.Join(Methods(), ", "))
-	}
+// invalid is the error of an invalid configuration.
+func invalid(format string, a ...any) error {
+	return fmt.Errorf("invalid configuration: "+format, a...)
+}
 
+// finite reports whether v is neither NaN nor ±Inf.
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// validate checks c: the settings of every method, then those of the
+// method's family (validateSGD and validatePrivate, or validatePDP), then
+// the method's own (Method.Validate).
+func (c *TrainConfig) validate() error {
+	m, ok := methods.Lookup(c.Method)
+	if !ok {
+		return invalid("unknown method %q (known: %s)", c.Method, strings.Join(Methods(), ", "))
+	}
+	if err := c.validateCommon(); err != nil {
+		return err
+	}
+	if err := c.checkMethodOptions(m); err != nil {
+		return err
+	}
+	if err := c.validateFamily(m); err != nil {
+		return err
+	}
+	if m.Validate == nil {
+		return nil
+	}
+	return m.Validate(c)
+}
+
+// validateFamily checks the settings every method of m's family uses.
+func (c *TrainConfig) validateFamily(m Method) error {
+	if m.Family == FamilyPDP {
+		return c.validatePDP(m)
+	}
+	if err := c.validateSGD(); err != nil {
+		return err
+	}
+	if m.Private {
+		return c.validatePrivate()
+	}
+	if c.TargetEpsilon != 0 {
+		return invalid("a target ε needs a private method, not %s", c.Method)
+	}
+	return nil
+}
+
+// validateCommon checks the names, the noise mode, the magnitudes, the
+// intervals and the accountant's options, which every method shares.
+func (c *TrainConfig) validateCommon() error {
 	if err := c.validateNames(); err != nil {
 		return err
 	}
-	if c.FloatNoise && !c.Noisy() {
-		return bad("float noise (--float-noise) applies to private methods only, not %s, which adds no noise", c.Method)
-	}
-	if c.FloatNoise && c.SecureNoise {
-		return bad("float_noise and secure_noise are both set: secure noise is the default; float_noise (--float-noise) opts out of it")
+	switch {
+	case c.FloatNoise && !c.Noisy():
+		return invalid("float noise (--float-noise) applies to private methods only, not %s, which adds no noise", c.Method)
+	case c.FloatNoise && c.SecureNoise:
+		return invalid("float_noise and secure_noise are both set: secure noise is the default; float_noise (--float-noise) opts out of it")
 	}
 	if err := c.validateScale(); err != nil {
 		return err
 	}
-	if c.CheckpointEvery < 0 || c.EvalEvery < -1 {
-		return bad("checkpoint interval must be ≥ 0 and evaluation interval ≥ −1 (0: unset, every epoch for a new run; −1: only at the end), got %d and %d", c.CheckpointEvery, c.EvalEvery)
+	switch {
+	case c.CheckpointEvery < 0 || c.EvalEvery < -1:
+		return invalid("checkpoint interval must be ≥ 0 and evaluation interval ≥ −1 (0: unset, every epoch for a new run; −1: only at the end), got %d and %d", c.CheckpointEvery, c.EvalEvery)
+	case c.Accountant == "pld" && (c.Conversion == "mironov" || c.AllowUnproven):
+		return invalid("conversion mironov and allow-unproven are options of the RDP accountant; the pld accountant would ignore them (use accountant rdp)")
 	}
-	if c.Accountant == "pld" && (c.Conversion == "mironov" || c.AllowUnproven) {
-		return bad("conversion mironov and allow-unproven are options of the RDP accountant; the pld accountant would ignore them (use accountant rdp)")
+	return nil
+}
+
+// validateSGD checks the settings of the FamilySGD methods: sampling,
+// learning rates, run length, corruption, the rules' knobs and the
+// accounting options.
+func (c *TrainConfig) validateSGD() error {
+	if err := c.validateSGDRun(); err != nil {
+		return err
 	}
-	if contains(pdpMethods(), c.Method) {
-		return c.validatePDP()
+	if err := c.validateCorruption(); err != nil {
+		return err
 	}
-	if c.BatchSize <= 0 && c.SamplingRate == 0 {
-		return bad("batch size must be > 0, got %d", c.BatchSize)
+	switch {
+	case !finite(c.CenteredClipRadius) || c.CenteredClipRadius < 0:
+		return invalid("centered-clip radius ρ must be finite and ≥ 0, got %v", c.CenteredClipRadius)
+	case !finite(c.DynamicRate) || c.DynamicRate < 0:
+		return invalid("dynamic F rate must be finite and ≥ 0, got %v", c.DynamicRate)
+	case !finite(c.TrimFraction) || c.TrimFraction < 0:
+		return invalid("trim fraction must be finite and ≥ 0, got %v", c.TrimFraction)
+	case !finite(c.SamplingRate) || !finite(c.TargetEpsilon) || !finite(c.Sigma) || !finite(c.Tau) || !finite(c.LaplaceB) || !finite(c.Delta0) || !finite(c.Delta):
+		return invalid("numbers must be finite (σ, τ, b, δ, δ₀, q, target ε)")
 	}
-	if c.SamplingRate != 0 && !(c.SamplingRate > 0 && c.SamplingRate <= 1) {
-		return bad("sampling rate q must be in (0, 1], got %v", c.SamplingRate)
+	if err := c.validateAccounting(); err != nil {
+		return err
 	}
-	if !(c.LR > 0) || !finite(c.LR) {
-		return bad("learning rate must be finite and > 0, got %v", c.LR)
+	if c.ClipNorm < 0 || !finite(c.ClipNorm) {
+		return invalid("clipping norm R must be finite and ≥ 0, got %v", c.ClipNorm)
 	}
-	if c.LRFail < 0 || c.LRPass < 0 || !finite(c.LRFail) || !finite(c.LRPass) {
-		return bad("branch learning rates must be finite and ≥ 0")
+	return nil
+}
+
+// validateSGDRun checks the batch, the learning rates and the run length.
+func (c *TrainConfig) validateSGDRun() error {
+	switch {
+	case c.BatchSize <= 0 && c.SamplingRate == 0:
+		return invalid("batch size must be > 0, got %d", c.BatchSize)
+	case c.SamplingRate != 0 && !(c.SamplingRate > 0 && c.SamplingRate <= 1):
+		return invalid("sampling rate q must be in (0, 1], got %v", c.SamplingRate)
+	case !(c.LR > 0) || !finite(c.LR):
+		return invalid("learning rate must be finite and > 0, got %v", c.LR)
+	case c.LRFail < 0 || c.LRPass < 0 || !finite(c.LRFail) || !finite(c.LRPass):
+		return invalid("branch learning rates must be finite and ≥ 0")
+	case c.Steps < 0 || c.Epochs < 0 || !finite(c.Epochs):
+		return invalid("steps and epochs must be ≥ 0")
+	case c.Steps == 0 && c.Epochs == 0 && c.TargetEpsilon == 0:
+		return invalid("set a run length: steps, epochs or a target ε")
 	}
-	if c.Steps < 0 || c.Epochs < 0 || !finite(c.Epochs) {
-		return bad("steps and epochs must be ≥ 0")
+	return nil
+}
+
+// validateCorruption checks the corruption kind and ratio agree.
+func (c *TrainConfig) validateCorruption() error {
+	none := c.Corruption == "" || c.Corruption == corruption.None
+	switch {
+	case c.CorruptionRatio < 0 || c.CorruptionRatio > 1 || !finite(c.CorruptionRatio):
+		return invalid("corruption ratio must be in [0, 1], got %v", c.CorruptionRatio)
+	case none && c.CorruptionRatio != 0:
+		return invalid("corruption ratio %v needs a corruption kind (--corruption %s)", c.CorruptionRatio, strings.Join(corruption.Kinds()[1:], " | "))
+	case !none && !(c.CorruptionRatio > 0):
+		return invalid("corruption %s needs a ratio > 0 (--corruption-ratio)", c.Corruption)
 	}
-	if c.Steps == 0 && c.Epochs == 0 && c.TargetEpsilon == 0 {
-		return bad("set a run length: steps, epochs or a target ε")
-	}
-	if c.CorruptionRatio < 0 || c.CorruptionRatio > 1 || !finite(c.CorruptionRatio) {
-		return bad("corruption ratio must be in [0, 1], got %v", c.CorruptionRatio)
-	}
-	if (c.Corruption == "" || c.Corruption == corruption.None) && c.CorruptionRatio != 0 {
-		return bad("corruption ratio %v needs a corruption kind (--corruption %s)", c.CorruptionRatio, strings.Join(corruption.Kinds()[1:], " | "))
-	}
-	if c.Corruption != "" && c.Corruption != corruption.None && !(c.CorruptionRatio > 0) {
-		return bad("corruption %s needs a ratio > 0 (--corruption-ratio)", c.Corruption)
-	}
-	if !finite(c.CenteredClipRadius) || c.CenteredClipRadius < 0 {
-		return bad("centered-clip radius ρ must be finite and ≥ 0, got %v", c.CenteredClipRadius)
-	}
-	if !finite(c.DynamicRate) || c.DynamicRate < 0 {
-		return bad("dynamic F rate must be finite and ≥ 0, got %v", c.DynamicRate)
-	}
-	if !finite(c.TrimFraction) || c.TrimFraction < 0 {
-		return bad("trim fraction must be finite and ≥ 0, got %v", c.TrimFraction)
-	}
-	if !finite(c.SamplingRate) || !finite(c.TargetEpsilon) || !finite(c.Sigma) || !finite(c.Tau) || !finite(c.LaplaceB) || !finite(c.Delta0) || !finite(c.Delta) {
-		return bad("numbers must be finite (σ, τ, b, δ, δ₀, q, target ε)")
-	}
-	if c.Conversion != "" && c.Conversion != "bbg" && c.Conversion != "mironov" {
-		return bad("conversion must be bbg or mironov, got %q", c.Conversion)
-	}
-	if c.Accountant != "" && c.Accountant != "pld" && c.Accountant != "rdp" {
-		return bad("accountant must be pld or rdp, got %q", c.Accountant)
-	}
-	if c.PLDInterval != 0 && (!(c.PLDInterval > 0 && c.PLDInterval <= 1) || c.Accountant == "rdp") {
-		return bad("pld interval must be in (0, 1] and needs the pld accountant, got %v", c.PLDInterval)
+	return nil
+}
+
+// validateAccounting checks the conversion, accountant, PLD interval and
+// subsampling bound names.
+func (c *TrainConfig) validateAccounting() error {
+	switch {
+	case c.Conversion != "" && c.Conversion != "bbg" && c.Conversion != "mironov":
+		return invalid("conversion must be bbg or mironov, got %q", c.Conversion)
+	case c.Accountant != "" && c.Accountant != "pld" && c.Accountant != "rdp":
+		return invalid("accountant must be pld or rdp, got %q", c.Accountant)
+	case c.PLDInterval != 0 && (!(c.PLDInterval > 0 && c.PLDInterval <= 1) || c.Accountant == "rdp"):
+		return invalid("pld interval must be in (0, 1] and needs the pld accountant, got %v", c.PLDInterval)
 	}
 	switch c.Bound {
 	case "", "auto", "whitebox", "blackbox":
-	default:
-		return bad("bound must be auto, whitebox or blackbox, got %q", c.Bound)
-	}
-	if c.Method == "nonprivate-robust" && c.Rule == "" {
-		return bad("nonprivate-robust needs a rule (e.g. coord-median, krum, geomed)")
-	}
-	if c.ClipNorm < 0 || !finite(c.ClipNorm) {
-		return bad("clipping norm R must be finite and ≥ 0, got %v", c.ClipNorm)
-	}
-	if !c.Private() {
-		if c.TargetEpsilon != 0 {
-			return bad("a target ε needs a private method, not %s", c.Method)
-		}
 		return nil
 	}
-	if !(c.Sigma > 0) || !finite(c.Sigma) {
-		return bad("noise multiplier σ must be finite and > 0, got %v", c.Sigma)
-	}
-	if !(c.ClipNorm > 0) {
-		return bad("clipping norm R must be > 0 for %s", c.Method)
-	}
-	if !(c.Delta > 0 && c.Delta < 1) {
-		return bad("δ must be in (0, 1), got %v", c.Delta)
-	}
-	if c.TargetEpsilon < 0 || !finite(c.TargetEpsilon) {
-		return bad("target ε must be finite and > 0, got %v", c.TargetEpsilon)
-	}
-	if c.TargetEpsilon > MaxTargetEpsilon {
-		return bad("target ε = %v is above %v, where a guarantee means nothing (e^ε bounds the likelihood ratio)", c.TargetEpsilon, MaxTargetEpsilon)
-	}
-	if c.Method == "tsgd-gaussian" || c.Method == "tsgd-ptr" {
-		if !(c.TrimFraction >= 0 && c.TrimFraction < 0.5) {
-			return bad("trim fraction F/batch must be in [0, 0.5), got %v", c.TrimFraction)
-		}
-	}
-	if c.Sigma < minSigma {
-		return bad("noise multiplier σ = %v is below %v: its ε per step is astronomically large (use a non-private method instead)", c.Sigma, minSigma)
-	}
-	if c.Method == "tsgd-ptr" {
-		// τ is in gradient-norm units here (as --tau of `trainer train`).
-		if err := aggregate.CheckPTRTau(c.Tau, c.ClipNorm); err != nil {
-			return bad("%v", err)
-		}
-		if c.Bound == string(privacy.SubsampleWhiteBox) && !c.AllowUnproven {
-			// Theorem 4.4's conditions that do not depend on q or α
-			// (privacy.WhiteBoxConditions): σ₂ = σ·τ/R ≥ 4.
-			if s2 := c.Sigma * c.Tau / c.ClipNorm; s2 < 4 {
-				return bad("the white-box bound (Theorem 4.4) is proven only for σ₂ = σ·τ/R ≥ 4, got %v·%v/%v = %.4g: use --bound auto (falls back to the black-box bound) or --allow-unproven", c.Sigma, c.Tau, c.ClipNorm, s2)
-			}
-			if c.SamplingRate > 0 {
-				if err := privacy.WhiteBoxConditions(c.SamplingRate, aggregate.PTRMechanism(c.aggregateConfig(0)), 2); err != nil {
-					return bad("the white-box bound (Theorem 4.4) does not hold: %v: use --bound auto or --allow-unproven", err)
-				}
-			}
-		}
-		if !(c.LaplaceB > 0) || !finite(c.LaplaceB) {
-			return bad("PTR Laplace scale b must be finite and > 0, got %v", c.LaplaceB)
-		}
-		if !(c.Delta0 > 0 && c.Delta0 <= 0.5) {
-			return bad("PTR δ₀ must be in (0, 1/2], got %v", c.Delta0)
-		}
-		if c.DynamicF && !(c.DynamicRate > 0 && c.DynamicRate < 0.5) {
-			return bad("dynamic F rate must be in (0, 0.5), got %v", c.DynamicRate)
-		}
+	return invalid("bound must be auto, whitebox or blackbox, got %q", c.Bound)
+}
+
+// validatePrivate checks the settings of every private method: σ, R, δ and
+// the target ε.
+func (c *TrainConfig) validatePrivate() error {
+	switch {
+	case !(c.Sigma > 0) || !finite(c.Sigma):
+		return invalid("noise multiplier σ must be finite and > 0, got %v", c.Sigma)
+	case !(c.ClipNorm > 0):
+		return invalid("clipping norm R must be > 0 for %s", c.Method)
+	case !(c.Delta > 0 && c.Delta < 1):
+		return invalid("δ must be in (0, 1), got %v", c.Delta)
+	case c.TargetEpsilon < 0 || !finite(c.TargetEpsilon):
+		return invalid("target ε must be finite and > 0, got %v", c.TargetEpsilon)
+	case c.TargetEpsilon > MaxTargetEpsilon:
+		return invalid("target ε = %v is above %v, where a guarantee means nothing (e^ε bounds the likelihood ratio)", c.TargetEpsilon, MaxTargetEpsilon)
+	case c.Sigma < minSigma:
+		return invalid("noise multiplier σ = %v is below %v: its ε per step is astronomically large (use a non-private method instead)", c.Sigma, minSigma)
 	}
 	return nil
 }
@@ -667,11 +703,11 @@ func (c *TrainConfig) validateNames() error {
 		return bad("model %q is a registered architecture; a network of your own needs another name", c.Model)
 	case c.Rule != "" && !contains(aggregate.Names(), c.Rule):
 		return bad("unknown rule %q (known: %s)", c.Rule, strings.Join(aggregate.Names(), ", "))
-	case c.Rule != "" && c.Method != "nonprivate-robust":
-		return bad("a rule (%s) applies only to nonprivate-robust, not %s", c.Rule, c.Method)
+	case c.Rule != "" && !c.uses("rule"):
+		return bad("a rule (%s) applies only to %s, not %s", c.Rule, strings.Join(MethodFlags()["rule"], ", "), c.Method)
 	case c.Corruption != "" && !contains(corruption.Kinds(), c.Corruption):
 		return bad("unknown corruption %q (known: %s)", c.Corruption, strings.Join(corruption.Kinds(), ", "))
-	case c.NoiseKey != nil && !c.Private() && !contains(pdpMethods(), c.Method):
+	case c.NoiseKey != nil && !c.Noisy():
 		return bad("a noise key is for private methods; %s adds no noise", c.Method)
 	case c.NoiseKeySource != "" && c.NoiseKeySource != noiseKeySupplied:
 		return bad("unknown noise_key_source %q (known: %s)", c.NoiseKeySource, noiseKeySupplied)

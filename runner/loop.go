@@ -208,37 +208,8 @@ func runJob(ctx context.Context, j stepJob, progress io.Writer) (*Summary, error
 			}
 			return nil, err
 		}
-		b.examples += int64(res.BatchSize)
-		b.lastLoss = res.Loss
-		if sl, ok := j.(stepLogger); ok {
-			err = sl.logStep(logs, res)
-		} else {
-			err = logs.Step(res)
-		}
-		if err != nil {
+		if err := recordStep(j, step, res, logs, bar); err != nil {
 			return nil, err
-		}
-		if bar != nil {
-			bar.Describe(j.describe(res))
-			bar.Add(1)
-		}
-		due, err := j.end(step, res, logs)
-		if err != nil {
-			return nil, err
-		}
-		if ev := b.cfg.EvalEvery; ev > 0 && (step+1)%ev == 0 {
-			acc, err := Accuracy(j.current(), b.test.X, b.test.Labels, b.test.Dim())
-			if err != nil {
-				return nil, err
-			}
-			if err := logs.public.Write(map[string]any{"step": step, "test_accuracy": acc}); err != nil {
-				return nil, err
-			}
-		}
-		if ce := b.cfg.CheckpointEvery; due || ce > 0 && (step+1)%ce == 0 {
-			if err := checkpointJob(j, step+1, logs); err != nil {
-				return nil, err
-			}
 		}
 	}
 	if bar != nil {
@@ -262,6 +233,45 @@ func runJob(ctx context.Context, j stepJob, progress io.Writer) (*Summary, error
 		return nil, err
 	}
 	return s, writeSummaries(b.cfg.Out, pub, full)
+}
+
+// recordStep logs a finished step, updates the progress bar, ends the
+// step (stepJob.end), evaluates when EvalEvery says so and checkpoints when
+// the job asks or CheckpointEvery says so.
+func recordStep(j stepJob, step int, res optim.StepResult, logs *runLogs, bar stepProgress) error {
+	b := j.base()
+	b.examples += int64(res.BatchSize)
+	b.lastLoss = res.Loss
+	var err error
+	if sl, ok := j.(stepLogger); ok {
+		err = sl.logStep(logs, res)
+	} else {
+		err = logs.Step(res)
+	}
+	if err != nil {
+		return err
+	}
+	if bar != nil {
+		bar.Describe(j.describe(res))
+		bar.Add(1)
+	}
+	due, err := j.end(step, res, logs)
+	if err != nil {
+		return err
+	}
+	if ev := b.cfg.EvalEvery; ev > 0 && (step+1)%ev == 0 {
+		acc, err := Accuracy(j.current(), b.test.X, b.test.Labels, b.test.Dim())
+		if err != nil {
+			return err
+		}
+		if err := logs.public.Write(map[string]any{"step": step, "test_accuracy": acc}); err != nil {
+			return err
+		}
+	}
+	if ce := b.cfg.CheckpointEvery; due || ce > 0 && (step+1)%ce == 0 {
+		return checkpointJob(j, step+1, logs)
+	}
+	return nil
 }
 
 // checkpointJob atomically records the state before step next: the model

@@ -1,9 +1,6 @@
 package runner
 
 import (
-	"fmt"
-	"math"
-
 	"github.com/privtrain/privtrain/optim/pdpsgd"
 )
 
@@ -67,11 +64,6 @@ type PDPConfig struct {
 // 141,691 rows), and groups beyond N are refused once N is known.
 const maxBudgetGroups = 150000
 
-// pdpMethods lists the personalized-DP training methods.
-func pdpMethods() []string {
-	return []string{"pdp-sgd", "pdp-sampling", "pdp-adapdp", "pdp-dpsgd"}
-}
-
 // PDPPresets returns the paper's settings (appendix C.2: lr 0.05, batch 64,
 // initial σ 1.3 — AdaPDP's fixed σ —, clip 1.0, the same for all three
 // datasets; the Table 5 CNN for MNIST and Fashion-MNIST, the Table 4 CNN for
@@ -82,7 +74,7 @@ func PDPPresets() map[string]func(*TrainConfig) {
 	preset := func(dataset, model string) func(*TrainConfig) {
 		return func(c *TrainConfig) {
 			c.Dataset, c.Model = dataset, model
-			if !contains(pdpMethods(), c.Method) {
+			if !c.pdp() {
 				c.Method = "pdp-sgd"
 			}
 			c.LR, c.BatchSize, c.Sigma, c.ClipNorm, c.Delta = 0.05, 64, 1.3, 1, 1e-5
@@ -92,11 +84,11 @@ func PDPPresets() map[string]func(*TrainConfig) {
 			c.Epochs, c.Steps = 0, 0
 			c.PDP = PDPConfig{ThresholdLoss: "fixed", W1: 0.7, W2: 0.3, Rounds: 3, RoundEpochs: 2,
 				BudgetGroups: 20, BudgetMin: 0.5, BudgetMax: 1}
-			if c.Method == "pdp-adapdp" {
+			if c.method().pdp.ensemble {
 				c.PDP.W1, c.PDP.W2 = 0.2, 0.8
 				c.PDP.AdaPDPRounds = adaPDPThreshold // Algorithm 2 (named, so cells of the truncated rounds keep other keys)
 			}
-			if c.Method == "pdp-sgd" {
+			if c.method().pdp.noiseGuard {
 				c.PDP.NoiseGuard = defaultPDPNoiseGuard
 			}
 		}
@@ -122,67 +114,91 @@ func (c *PDPConfig) loss() pdpsgd.Loss {
 	return pdpsgd.Loss{Adaptive: c.ThresholdLoss == "adaptive", W1: c.W1, W2: c.W2}
 }
 
-func (c *TrainConfig) validatePDP() error {
-	bad := func(format string, a ...any) error { return fmt.Errorf("invalid configuration: "+format, a...) }
-	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+// validatePDP checks the settings every personalized-DP method uses (the
+// method's own are Method.Validate's); a method-specific setting given to a
+// method that does not use it (m.Flags) is refused.
+func (c *TrainConfig) validatePDP(m Method) error {
+	if err := c.validatePDPRun(); err != nil {
+		return err
+	}
 	p := &c.PDP
 	switch {
-	case c.Dataset == "" || c.Model == "":
-		return bad("dataset and model are required")
-	case c.BatchSize <= 0 && c.SamplingRate == 0:
-		return bad("batch size must be > 0, got %d", c.BatchSize)
-	case c.SamplingRate != 0 && !(c.SamplingRate > 0 && c.SamplingRate <= 1):
-		return bad("sampling rate q must be in (0, 1], got %v", c.SamplingRate)
-	case !(c.LR > 0) || !finite(c.LR):
-		return bad("learning rate must be finite and > 0, got %v", c.LR)
-	case !(c.ClipNorm > 0) || !finite(c.ClipNorm):
-		return bad("clipping norm R must be finite and > 0 for %s, got %v", c.Method, c.ClipNorm)
-	case !(c.Delta > 0 && c.Delta < 1):
-		return bad("δ must be in (0, 1), got %v", c.Delta)
-	case c.Conversion != "" && c.Conversion != "bbg" && c.Conversion != "mironov":
-		return bad("conversion must be bbg or mironov, got %q", c.Conversion)
-	case c.TargetEpsilon != 0:
-		return bad("%s spends the per-example budgets (--budgets, --budget-*), not a target ε (set --target-epsilon 0 or use --preset pdp-mnist)", c.Method)
-	case c.Corruption != "" && c.Corruption != "none" || c.CorruptionRatio != 0:
-		return bad("%s does not support corruptions (set --corruption none --corruption-ratio 0 or use --preset pdp-mnist)", c.Method)
-	case c.Method == "pdp-adapdp" && (!(c.Sigma > 0) || !finite(c.Sigma)):
-		return bad("pdp-adapdp runs at a fixed noise multiplier σ (> 0), got %v", c.Sigma)
-	case p.Rounds < 1:
-		return bad("rounds must be ≥ 1, got %d", p.Rounds)
-	case c.Steps < 0:
-		return bad("steps must be ≥ 0, got %d", c.Steps)
-	case p.RoundEpochs < 0 || !finite(p.RoundEpochs):
-		return bad("epochs per round must be finite and ≥ 0, got %v", p.RoundEpochs)
-	case c.Steps == 0 && (!(p.RoundEpochs > 0) || !finite(p.RoundEpochs)):
-		return bad("epochs per round must be finite and > 0 (or set steps), got %v", p.RoundEpochs)
 	case p.ThresholdLoss != "fixed" && p.ThresholdLoss != "adaptive":
-		return bad("threshold loss must be fixed or adaptive, got %q", p.ThresholdLoss)
+		return invalid("threshold loss must be fixed or adaptive, got %q", p.ThresholdLoss)
 	case p.Accounting != "" && pdpsgd.Accounting(p.Accounting).Validate() != nil:
-		return bad("%v", pdpsgd.Accounting(p.Accounting).Validate())
-	case p.AdaPDPRounds != "" && (c.Method != "pdp-adapdp" || p.AdaPDPRounds != adaPDPThreshold && p.AdaPDPRounds != adaPDPSteps):
-		return bad("adapdp rounds apply to pdp-adapdp only and must be %s or %s, got %q for %s", adaPDPThreshold, adaPDPSteps, p.AdaPDPRounds, c.Method)
-	case p.SamplingDraw != "" && (c.Method != "pdp-sampling" || p.SamplingDraw != samplingPerStep && p.SamplingDraw != samplingOnce):
-		return bad("sampling draw applies to pdp-sampling only and must be %s or %s, got %q for %s", samplingPerStep, samplingOnce, p.SamplingDraw, c.Method)
-	case p.SamplingDraw == samplingOnce && p.Accounting != string(pdpsgd.AccountingPaper):
-		return bad("pdp-sampling's one-time draw of D_s (Definition B.1) is accounted by Theorem 4.2 on the whole run: set --pdp-accounting paper (got %q)", p.Accounting)
-	case p.NoiseGuard != 0 && c.Method != "pdp-sgd":
-		return bad("the noise guard applies to pdp-sgd only (its rounds continue one model), got %v for %s (set --noise-guard 0)", p.NoiseGuard, c.Method)
+		return invalid("%v", pdpsgd.Accounting(p.Accounting).Validate())
+	case p.AdaPDPRounds != "" && !c.uses("adapdp-rounds"):
+		return invalid("adapdp rounds apply to pdp-adapdp only and must be %s or %s, got %q for %s", adaPDPThreshold, adaPDPSteps, p.AdaPDPRounds, c.Method)
+	case p.SamplingDraw != "" && !c.uses("sampling-draw"):
+		return invalid("sampling draw applies to pdp-sampling only and must be %s or %s, got %q for %s", samplingPerStep, samplingOnce, p.SamplingDraw, c.Method)
+	case p.NoiseGuard != 0 && !c.uses("noise-guard"):
+		return invalid("the noise guard applies to pdp-sgd only (its rounds continue one model), got %v for %s (set --noise-guard 0)", p.NoiseGuard, c.Method)
 	}
 	if err := (pdpsgd.NoiseGuard{Factor: p.NoiseGuard}).Validate(); err != nil {
-		return bad("%v", err)
+		return invalid("%v", err)
 	}
 	if err := p.loss().Validate(); err != nil {
-		return bad("%v", err)
+		return invalid("%v", err)
 	}
-	if p.BudgetsFile == "" {
-		// Checked on a stand-in size (the real one is known after loading,
-		// and GroupCounts bounds the groups by it).
-		if p.BudgetGroups > maxBudgetGroups {
-			return bad("%d budget groups: at most %d (and at most one per example)", p.BudgetGroups, maxBudgetGroups)
-		}
-		if _, _, err := (pdpsgd.GroupSpec{Groups: p.BudgetGroups, Min: p.BudgetMin, Max: p.BudgetMax, K: p.BudgetK}).GroupCounts(max(p.BudgetGroups, 1)); err != nil {
-			return bad("%v", err)
-		}
+	return p.validateBudgetGroups()
+}
+
+// validatePDPRun checks a personalized-DP run's sampling, learning rate,
+// noise settings and length, and refuses the SGD family's target ε and
+// corruptions.
+func (c *TrainConfig) validatePDPRun() error {
+	switch {
+	case c.Dataset == "" || c.Model == "":
+		return invalid("dataset and model are required")
+	case c.BatchSize <= 0 && c.SamplingRate == 0:
+		return invalid("batch size must be > 0, got %d", c.BatchSize)
+	case c.SamplingRate != 0 && !(c.SamplingRate > 0 && c.SamplingRate <= 1):
+		return invalid("sampling rate q must be in (0, 1], got %v", c.SamplingRate)
+	case !(c.LR > 0) || !finite(c.LR):
+		return invalid("learning rate must be finite and > 0, got %v", c.LR)
+	case !(c.ClipNorm > 0) || !finite(c.ClipNorm):
+		return invalid("clipping norm R must be finite and > 0 for %s, got %v", c.Method, c.ClipNorm)
+	case !(c.Delta > 0 && c.Delta < 1):
+		return invalid("δ must be in (0, 1), got %v", c.Delta)
+	case c.Conversion != "" && c.Conversion != "bbg" && c.Conversion != "mironov":
+		return invalid("conversion must be bbg or mironov, got %q", c.Conversion)
+	}
+	return c.validatePDPLength()
+}
+
+// validatePDPLength checks the rounds and their length, and refuses the SGD
+// family's target ε and corruptions.
+func (c *TrainConfig) validatePDPLength() error {
+	p := &c.PDP
+	switch {
+	case c.TargetEpsilon != 0:
+		return invalid("%s spends the per-example budgets (--budgets, --budget-*), not a target ε (set --target-epsilon 0 or use --preset pdp-mnist)", c.Method)
+	case c.Corruption != "" && c.Corruption != "none" || c.CorruptionRatio != 0:
+		return invalid("%s does not support corruptions (set --corruption none --corruption-ratio 0 or use --preset pdp-mnist)", c.Method)
+	case p.Rounds < 1:
+		return invalid("rounds must be ≥ 1, got %d", p.Rounds)
+	case c.Steps < 0:
+		return invalid("steps must be ≥ 0, got %d", c.Steps)
+	case p.RoundEpochs < 0 || !finite(p.RoundEpochs):
+		return invalid("epochs per round must be finite and ≥ 0, got %v", p.RoundEpochs)
+	case c.Steps == 0 && (!(p.RoundEpochs > 0) || !finite(p.RoundEpochs)):
+		return invalid("epochs per round must be finite and > 0 (or set steps), got %v", p.RoundEpochs)
+	}
+	return nil
+}
+
+// validateBudgetGroups checks generated budget groups on a stand-in size
+// (the real one is known after loading, and GroupCounts bounds the groups
+// by it); a budgets file is checked when read.
+func (p *PDPConfig) validateBudgetGroups() error {
+	if p.BudgetsFile != "" {
+		return nil
+	}
+	if p.BudgetGroups > maxBudgetGroups {
+		return invalid("%d budget groups: at most %d (and at most one per example)", p.BudgetGroups, maxBudgetGroups)
+	}
+	if _, _, err := (pdpsgd.GroupSpec{Groups: p.BudgetGroups, Min: p.BudgetMin, Max: p.BudgetMax, K: p.BudgetK}).GroupCounts(max(p.BudgetGroups, 1)); err != nil {
+		return invalid("%v", err)
 	}
 	return nil
 }
@@ -199,7 +215,7 @@ const defaultPDPNoiseGuard = 4
 // (and so ends the run), logging the decision to metrics.jsonl.
 func (j *pdpJob) noiseGuard(metrics *runLogs, plan pdpsgd.Round) (bool, error) {
 	charged := j.st.Ledger.Rounds()
-	if j.cfg.Method != "pdp-sgd" || len(charged) == 0 {
+	if !j.cfg.method().pdp.noiseGuard || len(charged) == 0 {
 		return false, nil
 	}
 	skip, why := pdpsgd.NoiseGuard{Factor: j.cfg.PDP.NoiseGuard}.Skip(charged[0], plan)

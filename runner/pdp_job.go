@@ -186,7 +186,8 @@ func (c *PDPConfig) adaPDPToThreshold() bool { return c.AdaPDPRounds != adaPDPSt
 // pdpLength returns the number of rounds and steps per round (pdp-adapdp
 // run to τ_T: adaPDPRoundLimit, a bound only).
 func pdpLength(cfg TrainConfig, q float64) (rounds, steps int) {
-	if cfg.Method == "pdp-adapdp" && cfg.PDP.adaPDPToThreshold() {
+	v := cfg.method().pdp
+	if v.ensemble && cfg.PDP.adaPDPToThreshold() {
 		return cfg.PDP.Rounds, adaPDPRoundLimit
 	}
 	rounds = cfg.PDP.Rounds
@@ -196,7 +197,7 @@ func pdpLength(cfg TrainConfig, q float64) (rounds, steps int) {
 	} else {
 		total = rounds * int(math.Ceil(cfg.PDP.RoundEpochs/q))
 	}
-	if cfg.Method == "pdp-dpsgd" || cfg.Method == "pdp-sampling" {
+	if v.oneRound {
 		return 1, total
 	}
 	return rounds, (total + rounds - 1) / rounds
@@ -218,87 +219,71 @@ func buildPDPJob(cfg TrainConfig, ck *checkpoint) (*pdpJob, error) {
 	j.spec = j.modelSpec()
 	rounds, roundSteps := pdpLength(cfg, j.q)
 	j.until, j.stoppedBy = rounds*roundSteps, "rounds"
-	if cfg.Method == "pdp-adapdp" && cfg.PDP.adaPDPToThreshold() {
+	if cfg.method().pdp.ensemble && cfg.PDP.adaPDPToThreshold() {
 		// Rounds end at τ_T (begin stops the run after the last one).
 		j.until = math.MaxInt
 	}
 	if ck == nil {
-		var ledger *pdpsgd.Ledger
-		if cfg.PDP.accounting() == pdpsgd.AccountingPaper {
-			ledger, err = pdpsgd.NewPaperLedger(budgets, j.conv, rounds)
-		} else if cfg.PDP.accounting() == pdpsgd.AccountingPLD {
-			ledger, err = pdpsgd.NewPLDLedger(budgets, cfg.PLDInterval)
-		} else {
-			ledger, err = pdpsgd.NewLedger(budgets, j.conv)
-		}
-		if err != nil {
-			return nil, err
-		}
-		if j.model, err = j.initialModel(j.spec, nil); err != nil {
-			return nil, err
-		}
-		if j.acct, err = privacy.NewAccountant(nil); err != nil {
-			return nil, err
-		}
-		j.history = j.acct
-		j.st = pdpState{Version: pdpStateVersion, Ledger: ledger, Rounds: rounds, RoundSteps: roundSteps}
-		return j, nil
+		return j, j.start(budgets, rounds, roundSteps)
 	}
-	fail := func(format string, a ...any) (*pdpJob, error) {
-		return nil, fmt.Errorf("resume %s: "+format, append([]any{cfg.Out}, a...)...)
+	if err := j.resume(ck, budgets, rounds, roundSteps); err != nil {
+		return nil, fmt.Errorf("resume %s: %w", cfg.Out, err)
 	}
-	if len(ck.PDP) == 0 {
-		return fail("the checkpoint has no personalized-DP state (ledger, rounds)")
+	return j, nil
+}
+
+// newPDPLedger is the ledger of a new run for the configured accounting.
+func newPDPLedger(cfg TrainConfig, budgets []pdpsgd.Budget, conv privacy.Conversion, rounds int) (*pdpsgd.Ledger, error) {
+	if cfg.PDP.accounting() == pdpsgd.AccountingPaper {
+		return pdpsgd.NewPaperLedger(budgets, conv, rounds)
+	} else if cfg.PDP.accounting() == pdpsgd.AccountingPLD {
+		return pdpsgd.NewPLDLedger(budgets, cfg.PLDInterval)
 	}
-	if err := json.Unmarshal(ck.PDP, &j.st); err != nil {
-		return fail("personalized-DP state: %w", err)
+	return pdpsgd.NewLedger(budgets, conv)
+}
+
+// start sets up a new run: its ledger, model, accountant and state.
+func (j *pdpJob) start(budgets []pdpsgd.Budget, rounds, roundSteps int) error {
+	ledger, err := newPDPLedger(j.cfg, budgets, j.conv, rounds)
+	if err != nil {
+		return err
+	}
+	if j.model, err = j.initialModel(j.spec, nil); err != nil {
+		return err
 	}
 	if j.acct, err = privacy.NewAccountant(nil); err != nil {
-		return nil, err
+		return err
+	}
+	j.history = j.acct
+	j.st = pdpState{Version: pdpStateVersion, Ledger: ledger, Rounds: rounds, RoundSteps: roundSteps}
+	return nil
+}
+
+// resume restores a run from its checkpoint ck after checking it against
+// the configuration (budgets, rounds, steps).
+func (j *pdpJob) resume(ck *checkpoint, budgets []pdpsgd.Budget, rounds, roundSteps int) error {
+	if len(ck.PDP) == 0 {
+		return errors.New("the checkpoint has no personalized-DP state (ledger, rounds)")
+	}
+	if err := json.Unmarshal(ck.PDP, &j.st); err != nil {
+		return fmt.Errorf("personalized-DP state: %w", err)
+	}
+	var err error
+	if j.acct, err = privacy.NewAccountant(nil); err != nil {
+		return err
 	}
 	j.history = j.acct
 	if len(ck.Accountant) == 0 {
-		return fail("the checkpoint has no accountant history")
+		return errors.New("the checkpoint has no accountant history")
 	}
 	if err := json.Unmarshal(ck.Accountant, j.acct); err != nil {
-		return fail("accountant: %w", err)
+		return fmt.Errorf("accountant: %w", err)
 	}
-	inRound := 0
-	if j.st.Round != nil {
-		inRound = 1
-	}
-	switch {
-	case j.st.Version != pdpStateVersion:
-		return fail("PDP state version %d, this trainer reads %d", j.st.Version, pdpStateVersion)
-	case j.st.Ledger == nil || !j.st.Ledger.SameBudgets(budgets):
-		return fail("the ledger's budgets differ from the configuration's")
-	case cfg.PDP.Accounting != "" && j.st.Ledger.Accounting() != cfg.PDP.accounting():
-		return fail("the run uses %s accounting, the configuration %s", j.st.Ledger.Accounting(), cfg.PDP.accounting())
-	case j.st.Rounds != rounds || j.st.RoundSteps != roundSteps:
-		return fail("the run was planned as %d rounds of %d steps, the configuration now gives %d of %d: the run length of a personalized run cannot change", j.st.Rounds, j.st.RoundSteps, rounds, roundSteps)
-	case j.st.NextStep != ck.NextStep:
-		return fail("the personalized-DP state is at step %d, the checkpoint at step %d", j.st.NextStep, ck.NextStep)
-	case j.acct.Steps() != ck.NextStep:
-		return fail("the accountant history holds %d steps, the checkpoint is at step %d", j.acct.Steps(), ck.NextStep)
-	case j.st.NextRound < 0 || j.st.NextRound+inRound > j.st.Rounds:
-		return fail("next round %d is outside the run's %d rounds", j.st.NextRound, j.st.Rounds)
-	case len(j.st.Ledger.Rounds()) != j.st.NextRound || len(j.st.Reports) != j.st.NextRound:
-		return fail("the ledger has charged %d rounds and the reports cover %d, but the state's next round is %d", len(j.st.Ledger.Rounds()), len(j.st.Reports), j.st.NextRound+1)
-	case j.st.Round != nil && (j.st.Round.Start > ck.NextStep || ck.NextStep > j.st.Round.Start+j.st.Round.Steps):
-		return fail("the round in progress spans steps %d–%d but the checkpoint is at step %d", j.st.Round.Start, j.st.Round.Start+j.st.Round.Steps, ck.NextStep)
-	}
-	done := 0 // steps of the finished rounds
-	for _, r := range j.st.Reports {
-		done += r.Steps
-	}
-	if start := ck.NextStep; j.st.Round != nil && j.st.Round.Start != done || j.st.Round == nil && start != done {
-		return fail("the finished rounds hold %d steps, but the checkpoint is at step %d with round in progress %v", done, start, j.st.Round != nil)
-	}
-	if err := j.st.Ledger.Check(); err != nil {
-		return fail("%w", err)
+	if err := j.checkResumed(ck, budgets, rounds, roundSteps); err != nil {
+		return err
 	}
 	if j.model, err = j.initialModel(j.spec, ck); err != nil {
-		return fail("%w", err)
+		return err
 	}
 	if p := j.st.Round; p != nil && p.Start < ck.NextStep {
 		// The checkpoint's counters are those of the finished rounds; the
@@ -307,7 +292,56 @@ func buildPDPJob(cfg TrainConfig, ck *checkpoint) (*pdpJob, error) {
 		j.lastLoss = p.LastLoss
 		j.trainSecs += p.Seconds
 	}
-	return j, nil
+	return nil
+}
+
+// checkResumed checks the restored state against the configuration and
+// the checkpoint.
+func (j *pdpJob) checkResumed(ck *checkpoint, budgets []pdpsgd.Budget, rounds, roundSteps int) error {
+	cfg := j.cfg
+	switch {
+	case j.st.Version != pdpStateVersion:
+		return fmt.Errorf("PDP state version %d, this trainer reads %d", j.st.Version, pdpStateVersion)
+	case j.st.Ledger == nil || !j.st.Ledger.SameBudgets(budgets):
+		return errors.New("the ledger's budgets differ from the configuration's")
+	case cfg.PDP.Accounting != "" && j.st.Ledger.Accounting() != cfg.PDP.accounting():
+		return fmt.Errorf("the run uses %s accounting, the configuration %s", j.st.Ledger.Accounting(), cfg.PDP.accounting())
+	case j.st.Rounds != rounds || j.st.RoundSteps != roundSteps:
+		return fmt.Errorf("the run was planned as %d rounds of %d steps, the configuration now gives %d of %d: the run length of a personalized run cannot change", j.st.Rounds, j.st.RoundSteps, rounds, roundSteps)
+	case j.st.NextStep != ck.NextStep:
+		return fmt.Errorf("the personalized-DP state is at step %d, the checkpoint at step %d", j.st.NextStep, ck.NextStep)
+	case j.acct.Steps() != ck.NextStep:
+		return fmt.Errorf("the accountant history holds %d steps, the checkpoint is at step %d", j.acct.Steps(), ck.NextStep)
+	}
+	if err := j.checkResumedRounds(ck); err != nil {
+		return err
+	}
+	return j.st.Ledger.Check()
+}
+
+// checkResumedRounds checks the restored rounds against the checkpoint's
+// step.
+func (j *pdpJob) checkResumedRounds(ck *checkpoint) error {
+	inRound := 0
+	if j.st.Round != nil {
+		inRound = 1
+	}
+	switch {
+	case j.st.NextRound < 0 || j.st.NextRound+inRound > j.st.Rounds:
+		return fmt.Errorf("next round %d is outside the run's %d rounds", j.st.NextRound, j.st.Rounds)
+	case len(j.st.Ledger.Rounds()) != j.st.NextRound || len(j.st.Reports) != j.st.NextRound:
+		return fmt.Errorf("the ledger has charged %d rounds and the reports cover %d, but the state's next round is %d", len(j.st.Ledger.Rounds()), len(j.st.Reports), j.st.NextRound+1)
+	case j.st.Round != nil && (j.st.Round.Start > ck.NextStep || ck.NextStep > j.st.Round.Start+j.st.Round.Steps):
+		return fmt.Errorf("the round in progress spans steps %d–%d but the checkpoint is at step %d", j.st.Round.Start, j.st.Round.Start+j.st.Round.Steps, ck.NextStep)
+	}
+	done := 0 // steps of the finished rounds
+	for _, r := range j.st.Reports {
+		done += r.Steps
+	}
+	if start := ck.NextStep; j.st.Round != nil && j.st.Round.Start != done || j.st.Round == nil && start != done {
+		return fmt.Errorf("the finished rounds hold %d steps, but the checkpoint is at step %d with round in progress %v", done, start, j.st.Round != nil)
+	}
+	return nil
 }
 
 // budgets loads the budgets file or generates the paper's groups.
@@ -325,16 +359,8 @@ func (j *pdpJob) budgets() ([]pdpsgd.Budget, error) {
 // plan is the next round's plan request for the method.
 func (j *pdpJob) plan() (pdpsgd.Round, error) {
 	req := pdpsgd.PlanRequest{Q: j.q, Steps: j.st.RoundSteps, Loss: j.cfg.PDP.loss()}
-	switch j.cfg.Method {
-	case "pdp-dpsgd":
-		req.MinThreshold = true
-	case "pdp-adapdp":
-		req.Sigma = j.cfg.Sigma
-		req.UntilCaps = j.cfg.PDP.adaPDPToThreshold()
-	case "pdp-sampling":
-		if j.cfg.PDP.SamplingDraw == samplingOnce {
-			req.DrawnBatch = j.q * float64(j.train.N)
-		}
+	if plan := j.cfg.method().pdp.plan; plan != nil {
+		plan(&j.cfg, j.q, j.train.N, &req)
 	}
 	return j.st.Ledger.Plan(req)
 }
@@ -358,67 +384,23 @@ func (j *pdpJob) begin(step int, metrics *runLogs) (string, error) {
 	}
 	R := j.st.NextRound
 	prog := j.st.Round
-	t0 := time.Now()
-	plan, err := j.plan()
-	j.st.AcctSecs += time.Since(t0).Seconds()
-	if prog == nil && (errors.Is(err, pdpsgd.ErrExhausted) || err == nil && plan.Steps == 0) {
-		return "budget", nil
+	plan, stop, err := j.planRound(metrics)
+	if stop != "" || err != nil {
+		return stop, err
 	}
-	if err != nil {
-		return "", fmt.Errorf("round %d: %w", R+1, err)
-	}
-	if prog == nil {
-		skip, err := j.noiseGuard(metrics, plan)
-		if err != nil {
-			return "", err
-		}
-		if skip {
-			return "noise-guard", nil
-		}
-	}
-	if prog != nil && (plan.Tau != prog.Tau || plan.Sigma != prog.Sigma || plan.Steps != prog.Steps) {
-		return "", fmt.Errorf("resume: round %d re-planned as τ = %v, σ = %v, %d steps, but the checkpoint recorded τ = %v, σ = %v, %d steps", R+1, plan.Tau, plan.Sigma, plan.Steps, prog.Tau, prog.Sigma, prog.Steps)
-	}
-	var rates []float64
-	if j.st.Ledger.Accounting() == pdpsgd.AccountingPaper {
-		// D_R is drawn once for the round (Theorem 4.2); the steps then
-		// sample it at the public rate q. |D_R| is not reported: it is a
-		// function of the secret draw.
-		rates, _, err = j.st.Ledger.DrawRates(plan, j.key.Derive(fmt.Sprintf("draw-round-%d", R)))
-	} else {
-		rates, err = j.st.Ledger.SampleRates(plan)
-	}
+	sampler, err := j.roundSampler(plan)
 	if err != nil {
 		return "", err
 	}
-	ps, err := datasets.NewPersonalizedPoissonSamplerKey(rates, j.key.Derive("sampler"))
-	if err != nil {
-		return "", fmt.Errorf("round %d: sampler: %w", R+1, err)
-	}
-	var sampler datasets.PoissonSubsampler = ps
-	if j.cfg.Method != "pdp-adapdp" {
-		// The nominal batch q·N (see nominalBatch's history above).
-		if sampler, err = datasets.WithExpectedBatchSize(ps, j.q*float64(j.train.N)); err != nil {
-			return "", fmt.Errorf("round %d: sampler: %w", R+1, err)
-		}
-	}
-	if j.cfg.Method == "pdp-adapdp" && prog == nil {
+	if j.cfg.method().pdp.ensemble && prog == nil {
 		j.model, err = model.New(j.spec, optim.DeriveSeed(j.cfg.Seed, fmt.Sprintf("init-round-%d", R)))
 		if err != nil {
 			return "", fmt.Errorf("model: %w", err)
 		}
 	}
-	agg, err := aggregate.New("sum", aggregate.Config{Sigma: plan.Sigma, ClipNorm: j.cfg.ClipNorm, Secure: j.cfg.SecureRelease()})
+	agg, err := j.roundAggregator(plan)
 	if err != nil {
-		return "", fmt.Errorf("aggregator: %w", err)
-	}
-	// The ledger charges every example the Gaussian mechanism's curves at
-	// σ_R: the release must be exactly that mechanism (the secure sum is
-	// its floating-point-safe post-processing, docs/secure-release.md).
-	if mech, err := aggregate.PlannedMechanism(agg); err != nil {
-		return "", fmt.Errorf("aggregator: %w", err)
-	} else if mech != (privacy.Gaussian{Sigma: plan.Sigma}) {
-		return "", fmt.Errorf("round %d: the %s release is the mechanism %s, not the Gaussian mechanism with σ = %v that the personalized ledger charges", R+1, noiseName(j.cfg.SecureRelease()), mech.Spec().Kind, plan.Sigma)
+		return "", err
 	}
 	// The trainer's accountant is the worst case, an example sampled at the
 	// full rate q in every step; the ledger holds the personalized spend.
@@ -448,6 +430,84 @@ func (j *pdpJob) begin(step int, metrics *runLogs) (string, error) {
 	}
 	j.st.Round, j.round, j.tr, j.spend = prog, plan, tr, spend
 	return "", nil
+}
+
+// planRound plans round j.st.NextRound from the ledger (a resumed round:
+// re-plans it and checks the plan against the recorded one); stop is
+// "budget" or "noise-guard" when no new round is to run.
+func (j *pdpJob) planRound(metrics *runLogs) (plan pdpsgd.Round, stop string, err error) {
+	R, prog := j.st.NextRound, j.st.Round
+	t0 := time.Now()
+	plan, err = j.plan()
+	j.st.AcctSecs += time.Since(t0).Seconds()
+	if prog == nil && (errors.Is(err, pdpsgd.ErrExhausted) || err == nil && plan.Steps == 0) {
+		return plan, "budget", nil
+	}
+	if err != nil {
+		return plan, "", fmt.Errorf("round %d: %w", R+1, err)
+	}
+	if prog == nil {
+		skip, err := j.noiseGuard(metrics, plan)
+		if err != nil || !skip {
+			return plan, "", err
+		}
+		return plan, "noise-guard", nil
+	}
+	if plan.Tau != prog.Tau || plan.Sigma != prog.Sigma || plan.Steps != prog.Steps {
+		return plan, "", fmt.Errorf("resume: round %d re-planned as τ = %v, σ = %v, %d steps, but the checkpoint recorded τ = %v, σ = %v, %d steps", R+1, plan.Tau, plan.Sigma, plan.Steps, prog.Tau, prog.Sigma, prog.Steps)
+	}
+	return plan, "", nil
+}
+
+// roundSampler is the round's personalized Poisson sampler on the secret
+// key (at the nominal batch q·N unless the method trains an ensemble).
+func (j *pdpJob) roundSampler(plan pdpsgd.Round) (datasets.PoissonSubsampler, error) {
+	R := j.st.NextRound
+	var rates []float64
+	var err error
+	if j.st.Ledger.Accounting() == pdpsgd.AccountingPaper {
+		// D_R is drawn once for the round (Theorem 4.2); the steps then
+		// sample it at the public rate q. |D_R| is not reported: it is a
+		// function of the secret draw.
+		rates, _, err = j.st.Ledger.DrawRates(plan, j.key.Derive(fmt.Sprintf("draw-round-%d", R)))
+	} else {
+		rates, err = j.st.Ledger.SampleRates(plan)
+	}
+	if err != nil {
+		return nil, err
+	}
+	ps, err := datasets.NewPersonalizedPoissonSamplerKey(rates, j.key.Derive("sampler"))
+	if err != nil {
+		return nil, fmt.Errorf("round %d: sampler: %w", R+1, err)
+	}
+	if j.cfg.method().pdp.ensemble {
+		return ps, nil
+	}
+	// The nominal batch q·N (see nominalBatch's history above).
+	sampler, err := datasets.WithExpectedBatchSize(ps, j.q*float64(j.train.N))
+	if err != nil {
+		return nil, fmt.Errorf("round %d: sampler: %w", R+1, err)
+	}
+	return sampler, nil
+}
+
+// roundAggregator is the round's release: the sum with Gaussian noise σ_R
+// (secure unless FloatNoise), checked to be exactly the mechanism the
+// ledger charges.
+func (j *pdpJob) roundAggregator(plan pdpsgd.Round) (aggregate.Aggregator, error) {
+	agg, err := aggregate.New("sum", aggregate.Config{Sigma: plan.Sigma, ClipNorm: j.cfg.ClipNorm, Secure: j.cfg.SecureRelease()})
+	if err != nil {
+		return nil, fmt.Errorf("aggregator: %w", err)
+	}
+	// The ledger charges every example the Gaussian mechanism's curves at
+	// σ_R: the release must be exactly that mechanism (the secure sum is
+	// its floating-point-safe post-processing, docs/secure-release.md).
+	if mech, err := aggregate.PlannedMechanism(agg); err != nil {
+		return nil, fmt.Errorf("aggregator: %w", err)
+	} else if mech != (privacy.Gaussian{Sigma: plan.Sigma}) {
+		return nil, fmt.Errorf("round %d: the %s release is the mechanism %s, not the Gaussian mechanism with σ = %v that the personalized ledger charges", j.st.NextRound+1, noiseName(j.cfg.SecureRelease()), mech.Spec().Kind, plan.Sigma)
+	}
+	return agg, nil
 }
 
 func (j *pdpJob) step(step int) (optim.StepResult, error) {
@@ -484,7 +544,7 @@ func (j *pdpJob) end(step int, _ optim.StepResult, metrics *runLogs) (bool, erro
 	j.st.NextRound = R + 1
 	j.st.Examples, j.st.LastLoss, j.st.TrainSecs = j.examples, j.lastLoss, j.st.TrainSecs+rep.Seconds
 	j.st.Reports = append(j.st.Reports, rep)
-	if j.cfg.Method == "pdp-adapdp" {
+	if j.cfg.method().pdp.ensemble {
 		name := fmt.Sprintf("round-%d.bin", R+1)
 		if err := model.Save(filepath.Join(j.cfg.Out, name), j.model); err != nil {
 			return false, fmt.Errorf("checkpoint: %w", err)
@@ -561,7 +621,7 @@ func (j *pdpJob) finish(s *Summary) (pub, full any, err error) {
 	s.Bounds, s.BoundAtOrder = boundsUsed(j.acct, g.WorstOrder)
 	rep := PDPReport{Method: j.cfg.Method, Budgets: j.budgetsDesc, Rounds: j.st.Reports,
 		Iterations: s.Steps, Guarantee: g, Ledger: ledgerCSV, Skipped: j.st.Skipped, StepEpsilonSeconds: j.st.StepEpsSecs}
-	if j.cfg.Method == "pdp-adapdp" {
+	if j.cfg.method().pdp.ensemble {
 		models := make([]model.Model, len(j.st.RoundModels))
 		for i, name := range j.st.RoundModels {
 			if models[i], err = model.Load(filepath.Join(j.cfg.Out, name)); err != nil {

@@ -159,7 +159,7 @@ func trimNewline(b []byte) []byte {
 // randomness comes from, for the summary and the console. It never names a
 // secret.
 func randomnessNote(cfg TrainConfig) string {
-	if !cfg.Private() && !contains(pdpMethods(), cfg.Method) {
+	if !cfg.Noisy() {
 		return ""
 	}
 	switch {

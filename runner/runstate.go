@@ -40,7 +40,7 @@ type boundPiece struct {
 
 // boundPieces lists the pieces of ck in run directory dir for a run of cfg.
 func boundPieces(dir string, cfg *TrainConfig, ck *checkpoint) []boundPiece {
-	pdp := contains(pdpMethods(), cfg.Method)
+	pdp := cfg.pdp()
 	return []boundPiece{
 		{"config", "the configuration (config.json)", true, func() ([]byte, error) { return configIdentity(cfg) }},
 		{"model", "the model file " + ck.ModelFile, true, fileIfNamed(dir, ck.ModelFile)},

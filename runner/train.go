@@ -166,33 +166,15 @@ func Train(ctx context.Context, cfg TrainConfig, opt Options) (*Summary, error) 
 // setupTrain validates, locks and prepares the run directory and builds the
 // job; *run is then the training itself.
 func setupTrain(ctx context.Context, cfg TrainConfig, opt Options, run *func() (*Summary, error)) (sum *Summary, err error) {
-	pdp := contains(pdpMethods(), cfg.Method)
+	pdp := cfg.pdp()
 	if pdp {
 		cfg.PDP.FillDefaults() // as the CLI's flag defaults
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	cfg.ResolveNoise() // config.json records the noise mode
-	if cfg.Out == "" {
-		return nil, errors.New("invalid configuration: an output directory is required")
-	}
-	if !opt.Resume {
-		if cfg.ReproducibleNoise {
-			return nil, errLegacyReproducible
-		}
-		cfg.NoiseKeySource = ""
-		if cfg.NoiseKey != nil {
-			cfg.NoiseKeySource = noiseKeySupplied
-		}
-	}
-	if cfg.DataDir != "" {
-		// Stored absolute, so the run resumes from any working directory.
-		abs, err := filepath.Abs(cfg.DataDir)
-		if err != nil {
-			return nil, fmt.Errorf("data directory: %w", err)
-		}
-		cfg.DataDir = abs
+	if err := resolveRunConfig(&cfg, opt.Resume); err != nil {
+		return nil, err
 	}
 	_, statErr := os.Stat(cfg.Out)
 	created := os.IsNotExist(statErr)
@@ -255,6 +237,35 @@ func setupTrain(ctx context.Context, cfg TrainConfig, opt Options, run *func() (
 	}
 	lock = nil // released by run
 	return nil, nil
+}
+
+// resolveRunConfig records in cfg what its config.json states beyond the
+// caller's settings: the noise mode, the key's source (a new run) and the
+// data directory made absolute (so the run resumes from any working
+// directory).
+func resolveRunConfig(cfg *TrainConfig, resume bool) error {
+	cfg.ResolveNoise() // config.json records the noise mode
+	if cfg.Out == "" {
+		return errors.New("invalid configuration: an output directory is required")
+	}
+	if !resume {
+		if cfg.ReproducibleNoise {
+			return errLegacyReproducible
+		}
+		cfg.NoiseKeySource = ""
+		if cfg.NoiseKey != nil {
+			cfg.NoiseKeySource = noiseKeySupplied
+		}
+	}
+	if cfg.DataDir == "" {
+		return nil
+	}
+	abs, err := filepath.Abs(cfg.DataDir)
+	if err != nil {
+		return fmt.Errorf("data directory: %w", err)
+	}
+	cfg.DataDir = abs
+	return nil
 }
 
 // sgdJob is a run of the SGD family (nonprivate, dpsgd, tsgd-gaussian,
@@ -325,12 +336,8 @@ func buildJob(cfg TrainConfig, resume *checkpoint) (*sgdJob, error) {
 	if cfg.Private() {
 		tc.NoiseKey = key.Derive("noise")
 	}
-	if cfg.Method == "tsgd-ptr" {
-		pol := &optim.PTRPolicy{LRFail: cfg.LRFail, LRPass: cfg.LRPass}
-		if cfg.DynamicF {
-			pol.Trim = &optim.TrimController{Rate: cfg.DynamicRate, Batch: j.expected, IncreaseOnPass: cfg.DynamicIncreaseOnPass}
-		}
-		tc.Policy = pol
+	if p := cfg.method().Policy; p != nil {
+		tc.Policy = p(&cfg, j.expected)
 	}
 	if cfg.Private() {
 		stepMech, err := aggregate.PlannedMechanism(j.agg)
@@ -352,15 +359,19 @@ func buildJob(cfg TrainConfig, resume *checkpoint) (*sgdJob, error) {
 	return j, j.planLength()
 }
 
-// buildAggregator creates the method's aggregation rule (none for
-// nonprivate); a private rule states its own step mechanism
+// buildAggregator creates the method's aggregation rule (Method.Rule; none
+// for nonprivate); a private rule states its own step mechanism
 // (aggregate.Planned), which the trainer accounts.
 func (j *sgdJob) buildAggregator(cfg TrainConfig) error {
-	name := map[string]string{"dpsgd": "sum", "tsgd-gaussian": "tsum", "tsgd-ptr": "ptr-tsum", "nonprivate-robust": cfg.Rule}[cfg.Method]
+	rule := cfg.method().Rule
+	if rule == nil {
+		return nil
+	}
+	name, ac := rule(&cfg, cfg.aggregateConfig(j.expected))
 	if name == "" {
 		return nil
 	}
-	agg, err := aggregate.New(name, cfg.aggregateConfig(j.expected))
+	agg, err := aggregate.New(name, ac)
 	if err != nil {
 		return fmt.Errorf("aggregator: %w", err)
 	}

@@ -16,6 +16,9 @@ if [ -n "$unformatted" ]; then
   echo "gofmt would change:"; echo "$unformatted"; exit 1
 fi
 go vet ./...
+# No function of the runner or the CLI above cyclomatic complexity 25
+# (gocyclo's count; scripts/cyclo prints the worst offenders).
+go run ./scripts/cyclo -top 3 -over 25 runner cmd
 go test -count=1 -timeout 40m "$@" ./...
 # The pure-Go fallbacks of the assembly kernels: build and vet everything
 # with -tags purego, and test the packages that have kernels.

@@ -155,6 +155,23 @@ func Rule(name string, cfg aggregate.Config, opt Options) (*Result, error) {
 
 // Run audits the rule made by newAgg; cfg is the configuration the rule's
 // claim refers to (its R, F, τ, b, δ₀ shape the worst-case batches).
+//
+// Method: for the rule it builds worst-case neighbouring batches D, D′
+// (add/remove of one gradient) from the sensitivity analysis of the
+// mechanism the rule reports — the Gaussian rules' add-one-gradient case,
+// PTR's cases where the test is about to pass, where Δ = 0 and where the
+// trimmed sum's local sensitivity sits at τ, the RGM's relative-sensitivity
+// cases — draws N releases of each through the aggregate.Aggregator
+// interface (in parallel, one aggregator instance per goroutine), chooses a
+// distinguishing test on the first half of the releases and evaluates it on
+// the second half, and converts the test's error rates into a lower
+// confidence bound on ε at δ (privacy/audit).
+//
+// Tests are threshold events on a few statistics of the release: the
+// projection on the difference of the two mean releases, the distances to
+// each mean, every coordinate, and (Tests "all") the float32 granularity of
+// the most-changed coordinate, which catches floating-point leaks of the
+// kind Mironov (CCS 2012) showed for textbook Laplace noise.
 func Run(name string, newAgg Factory, cfg aggregate.Config, opt Options) (*Result, error) {
 	start := time.Now()
 	if err := opt.defaults(); err != nil {

@@ -5,25 +5,22 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"sort"
 	"strings"
 
 	"github.com/privtrain/privtrain/datasets"
 	"github.com/privtrain/privtrain/experiments/rgmfig"
-	"github.com/privtrain/privtrain/optim/ridgegd"
 )
 
-// rgmOptions are the parsed `trainer rgm-gd` flags.
+// rgmOptions are the parsed `trainer rgm-gd` flags: the experiment's own
+// (rgmfig.GDFlags) and the CLI's (output, --figure).
 type rgmOptions struct {
-	dataDir, out, split, method, clipNoise, consts, format string
-	protocol                                               string
-	figure                                                 bool
-	nodes, warmup, iters, runs, workers                    int
-	bias, eps, alpha, muReg, clipFactor, ptrEps, ptrDelta  float64
-	seed                                                   uint64
-	set                                                    map[string]bool
+	rgmfig.GDFlags
+	dataDir, out, format, protocol string
+	figure                         bool
+	workers                        int
+	set                            map[string]bool
 }
 
 // parseRGM parses and checks every rgm-gd flag before any data is loaded;
@@ -35,22 +32,22 @@ func parseRGM(args []string, stdout, stderr io.Writer) (o rgmOptions, code int) 
 	fs.StringVar(&o.out, "out", "", "output directory (required)")
 	fs.BoolVar(&o.figure, "figure", false, "reproduce Figure 1 (ε = 0.1) and the Appendix D ijcnn1 panel (ε = 1e-3) into --out; only --data-dir, --out, --protocol, --iterations, --runs, --seed and --workers apply")
 	fs.StringVar(&o.protocol, "protocol", "text", "--figure: text (the paper's text: c = max_j‖∇f_ij(θ*)‖, Theorem 1 noise, 300 iterations, B = 10·1, label split by label) or authors (the authors' code: c = √(Σ_j‖∇f_ij(θ*)‖²), their unproven noise formula beside Theorem 1's, 40 iterations, B = 100·1, index-offset label split); paper is an alias of text")
-	fs.IntVar(&o.nodes, "nodes", 2, "number of nodes")
-	fs.StringVar(&o.split, "split", "random", "node split: random, label, label-offset (the authors' code's effectively random label split) or bias")
-	fs.Float64Var(&o.bias, "bias", 10, "bias split: per-coordinate shift B of the odd nodes' objectives")
-	fs.IntVar(&o.warmup, "warmup", 50, "label split: random rows given to each node first")
-	fs.IntVar(&o.iters, "iterations", 300, "gradient steps")
-	fs.Float64Var(&o.eps, "epsilon", 0.1, "per-step, per-node RDP ε")
-	fs.Float64Var(&o.alpha, "alpha", 2, "RDP order α")
-	fs.Float64Var(&o.muReg, "mu-reg", 0.03, "ridge regularization μ_reg")
-	fs.StringVar(&o.method, "method", "rgm", "gradient privatization: rgm, clip or none")
-	fs.Float64Var(&o.clipFactor, "clip-factor", 1, "clip: threshold as a multiple of the largest per-example gradient norm at the node's local optimum")
-	fs.StringVar(&o.clipNoise, "clip-noise", "eq82", "clip: noise σ² = αc²/(εN²) (eq82, the paper) or 2αc²/(εN²) (replace-one, exactly ε-RDP for replace-one neighbours)")
-	fs.StringVar(&o.consts, "constants", "rigorous", "rgm: sensitivity constants, rigorous (Prop. 1 and eq. (10)) or paper (Appendix C.2, constant factors omitted; not a proven bound)")
-	fs.Float64Var(&o.ptrEps, "ptr-epsilon", 1, "rgm: ε of the one-off PTR test (Proposition 2)")
-	fs.Float64Var(&o.ptrDelta, "ptr-delta", 1e-10, "rgm: δ of the PTR test")
-	fs.Uint64Var(&o.seed, "seed", 1, "seed of run 0; run r uses seed+r for the split and the noise")
-	fs.IntVar(&o.runs, "runs", 1, "number of runs (seeds seed, seed+1, …); --figure defaults to 3")
+	fs.IntVar(&o.Nodes, "nodes", 2, "number of nodes")
+	fs.StringVar(&o.Split, "split", "random", "node split: random, label, label-offset (the authors' code's effectively random label split) or bias")
+	fs.Float64Var(&o.Bias, "bias", 10, "bias split: per-coordinate shift B of the odd nodes' objectives")
+	fs.IntVar(&o.Warmup, "warmup", 50, "label split: random rows given to each node first")
+	fs.IntVar(&o.Iterations, "iterations", 300, "gradient steps")
+	fs.Float64Var(&o.Epsilon, "epsilon", 0.1, "per-step, per-node RDP ε")
+	fs.Float64Var(&o.Alpha, "alpha", 2, "RDP order α")
+	fs.Float64Var(&o.MuReg, "mu-reg", 0.03, "ridge regularization μ_reg")
+	fs.StringVar(&o.Method, "method", "rgm", "gradient privatization: rgm, clip or none")
+	fs.Float64Var(&o.ClipFactor, "clip-factor", 1, "clip: threshold as a multiple of the largest per-example gradient norm at the node's local optimum")
+	fs.StringVar(&o.ClipNoise, "clip-noise", "eq82", "clip: noise σ² = αc²/(εN²) (eq82, the paper) or 2αc²/(εN²) (replace-one, exactly ε-RDP for replace-one neighbours)")
+	fs.StringVar(&o.Constants, "constants", "rigorous", "rgm: sensitivity constants, rigorous (Prop. 1 and eq. (10)) or paper (Appendix C.2, constant factors omitted; not a proven bound)")
+	fs.Float64Var(&o.PTREpsilon, "ptr-epsilon", 1, "rgm: ε of the one-off PTR test (Proposition 2)")
+	fs.Float64Var(&o.PTRDelta, "ptr-delta", 1e-10, "rgm: δ of the PTR test")
+	fs.Uint64Var(&o.Seed, "seed", 1, "seed of run 0; run r uses seed+r for the split and the noise")
+	fs.IntVar(&o.Runs, "runs", 1, "number of runs (seeds seed, seed+1, …); --figure defaults to 3")
 	fs.StringVar(&o.format, "format", "both", "per-iteration output: csv, jsonl or both")
 	fs.IntVar(&o.workers, "workers", 2, "--figure: runs executed concurrently")
 	if err := parseArgs(fs, args); err != nil {
@@ -75,21 +72,9 @@ func outNotDir(path string) bool {
 	return err == nil && !fi.IsDir()
 }
 
-// maxRGMNodes bounds --nodes: ijcnn1's 141,691 rows leave each of 10,000
-// nodes about 14, fewer than its 22 features.
-const maxRGMNodes = 10000
-
-// check validates the options (before any data is loaded or file written).
+// check validates the options (before any data is loaded or file written):
+// the CLI's own, then the experiment's (rgmfig.GDFlags.Validate).
 func (o *rgmOptions) check(extra []string) error {
-	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
-	oneOf := func(name, v string, allowed ...string) error {
-		for _, a := range allowed {
-			if v == a {
-				return nil
-			}
-		}
-		return fmt.Errorf("--%s must be %s, got %q", name, strings.Join(allowed, ", "), v)
-	}
 	switch {
 	case len(extra) > 0:
 		return fmt.Errorf("unexpected arguments %q", extra)
@@ -99,44 +84,26 @@ func (o *rgmOptions) check(extra []string) error {
 		return fmt.Errorf("--out %s exists and is not a directory", o.out)
 	case o.set["protocol"] && !o.figure:
 		return errors.New("--protocol applies to --figure only")
-	case o.runs < 1:
-		return fmt.Errorf("--runs must be ≥ 1, got %d", o.runs)
-	case o.iters < 1:
-		return fmt.Errorf("--iterations must be ≥ 1, got %d", o.iters)
 	case o.workers < 1:
 		return fmt.Errorf("--workers must be ≥ 1, got %d", o.workers)
-	case o.nodes < 1 || o.nodes > maxRGMNodes:
-		return fmt.Errorf("--nodes must be in [1, %d], got %d", maxRGMNodes, o.nodes)
-	case o.warmup < 0:
-		return fmt.Errorf("--warmup must be ≥ 0, got %d", o.warmup)
-	case !(o.eps > 0) || !finite(o.eps):
-		return fmt.Errorf("--epsilon must be finite and > 0, got %v", o.eps)
-	case !(o.alpha > 1) || !finite(o.alpha):
-		return fmt.Errorf("--alpha must be finite and > 1, got %v", o.alpha)
-	case !(o.muReg >= 0) || !finite(o.muReg):
-		return fmt.Errorf("--mu-reg must be finite and ≥ 0, got %v", o.muReg)
-	case !finite(o.bias):
-		return fmt.Errorf("--bias must be finite, got %v", o.bias)
-	case !(o.clipFactor > 0) || !finite(o.clipFactor):
-		return fmt.Errorf("--clip-factor must be finite and > 0, got %v", o.clipFactor)
-	case !(o.ptrEps > 0) || !finite(o.ptrEps):
-		return fmt.Errorf("--ptr-epsilon must be finite and > 0, got %v", o.ptrEps)
-	case !(o.ptrDelta > 0 && o.ptrDelta < 1):
-		return fmt.Errorf("--ptr-delta must be in (0, 1), got %v", o.ptrDelta)
+	}
+	if err := o.Validate(); err != nil {
+		return err
 	}
 	for _, c := range [][]string{
 		{"format", o.format, "csv", "jsonl", "both"},
-		{"method", o.method, string(ridgegd.MethodRGM), string(ridgegd.MethodClip), string(ridgegd.MethodNone)},
-		{"split", o.split, string(ridgegd.SplitRandom), string(ridgegd.SplitLabel), string(ridgegd.SplitLabelOffset), string(ridgegd.SplitBias)},
-		{"clip-noise", o.clipNoise, "eq82", "replace-one"},
-		{"constants", o.consts, "rigorous", "paper"},
 		{"protocol", o.protocol, "text", "paper", "authors"},
 	} {
-		if err := oneOf(c[0], c[1], c[2:]...); err != nil {
+		if err := rgmfig.OneOf(c[0], c[1], c[2:]...); err != nil {
 			return err
 		}
 	}
-	// --figure fixes everything but these; --workers only applies to it.
+	return o.checkFigureFlags()
+}
+
+// checkFigureFlags: --figure fixes everything but a few flags; --workers
+// only applies to it.
+func (o *rgmOptions) checkFigureFlags() error {
 	figureFlags := map[string]bool{"figure": true, "data-dir": true, "out": true, "protocol": true, "iterations": true, "runs": true, "seed": true, "workers": true}
 	var ignored []string
 	for name := range o.set {
@@ -144,14 +111,14 @@ func (o *rgmOptions) check(extra []string) error {
 			ignored = append(ignored, "--"+name)
 		}
 	}
-	if len(ignored) > 0 {
-		sort.Strings(ignored)
-		if o.figure {
-			return fmt.Errorf("--figure sets %s itself (only --data-dir, --out, --protocol, --iterations, --runs, --seed and --workers apply)", strings.Join(ignored, ", "))
-		}
-		return errors.New("--workers applies to --figure only")
+	if len(ignored) == 0 {
+		return nil
 	}
-	return nil
+	sort.Strings(ignored)
+	if o.figure {
+		return fmt.Errorf("--figure sets %s itself (only --data-dir, --out, --protocol, --iterations, --runs, --seed and --workers apply)", strings.Join(ignored, ", "))
+	}
+	return errors.New("--workers applies to --figure only")
 }
 
 // runRGM is `trainer rgm-gd`: private gradient descent for ridge regression
@@ -163,9 +130,7 @@ func runRGM(args []string, stdout, stderr io.Writer) int {
 	if code >= 0 {
 		return code
 	}
-	dataDir, out, figure, nodes, split, bias, warmup, iters := &o.dataDir, &o.out, &o.figure, &o.nodes, &o.split, &o.bias, &o.warmup, &o.iters
-	eps, alpha, muReg, method, clipFactor, clipNoise, consts := &o.eps, &o.alpha, &o.muReg, &o.method, &o.clipFactor, &o.clipNoise, &o.consts
-	ptrEps, ptrDelta, seed, runs, format, workers, set := &o.ptrEps, &o.ptrDelta, &o.seed, &o.runs, &o.format, &o.workers, o.set
+	dataDir, out, figure, iters, seed, runs, format, workers, set := &o.dataDir, &o.out, &o.figure, &o.Iterations, &o.Seed, &o.Runs, &o.format, &o.workers, o.set
 
 	dir := datasets.ResolveDataDir(*dataDir)
 	if dir == "" {
@@ -178,8 +143,8 @@ func runRGM(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "rgm-gd: loading ijcnn1 from %q: %s\n", dir, oneLine(err.Error()))
 		return 2
 	}
-	if *figure || ridgegd.Method(*method) != ridgegd.MethodNone {
-		fmt.Fprintf(stdout, "noise: WARNING: %s\n", ridgegd.NoiseStatement)
+	if *figure || o.Private() {
+		fmt.Fprintf(stdout, "noise: WARNING: %s\n", rgmfig.NoiseStatement)
 	}
 	if *figure {
 		protocol := o.protocol
@@ -205,14 +170,7 @@ func runRGM(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 
-	cfg := rgmfig.GDConfig{
-		Split: *split, Nodes: *nodes, Warmup: *warmup, Bias: *bias, MuReg: *muReg, Seed: *seed, Runs: *runs,
-		GD: ridgegd.Config{
-			Method: ridgegd.Method(*method), Iterations: *iters, Epsilon: *eps, Alpha: *alpha,
-			ClipFactor: *clipFactor, ClipNoise: ridgegd.ClipNoise(*clipNoise), Constants: ridgegd.Constants(*consts),
-			PTREpsilon: *ptrEps, PTRDelta: *ptrDelta,
-		},
-	}
+	cfg := o.Config()
 	res, err := rgmfig.RunGD(data, "ijcnn1/all", cfg, func(run rgmfig.GDRun, _ []float64) {
 		if run.Error != "" {
 			// A rejected PTR test or an unachievable ε is recorded per run.

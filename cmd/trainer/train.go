@@ -136,40 +136,18 @@ func parseTrainFlagsFrom(args []string, base runner.TrainConfig, stderr io.Write
 	config := pre.String("config", "", "")
 	method := pre.String("method", "", "")
 	_ = pre.Parse(filterFlags(args, "preset", "config", "method"))
-	for _, name := range []string{"preset", "config"} {
-		n := 0
-		for _, a := range filterFlags(args, name) {
-			if f, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); strings.HasPrefix(a, "-") && f == name {
-				n++
-			}
-		}
-		if n > 1 {
-			return runner.TrainConfig{}, false, fmt.Errorf("--%s given twice: one %s per run (flags override it)", name, name)
-		}
+	if err := checkGivenOnce(args, "preset", "config"); err != nil {
+		return runner.TrainConfig{}, false, err
 	}
 
-	out, resuming := resumeTarget(args)
-	if resuming {
-		if *preset != "" || *config != "" {
-			return runner.TrainConfig{}, false, errors.New("--resume continues the run as stored in its directory: --preset and --config cannot be combined with it")
-		}
-		stored, err := runner.ReadRunConfig(out)
-		if err != nil {
-			if holder, inUse := fileutil.InUse(out); inUse {
-				// The first process has locked the directory but not yet
-				// written its configuration.
-				return stored, false, fmt.Errorf("resume: run directory %s is in use by %s", out, holder)
-			}
-			return stored, false, fmt.Errorf("resume: %w", err)
-		}
-		cfg, err := parseResumeFlags(args, stored, stderr)
-		return cfg, true, err
+	if out, resuming := resumeTarget(args); resuming {
+		return parseResume(args, out, *preset != "" || *config != "", stderr)
 	}
 	cfg := base
 	if *method != "" {
 		cfg.Method = *method // presets pick σ by method
 	}
-	if *preset == "" && strings.HasPrefix(cfg.Method, "pdp-") {
+	if m, ok := runner.LookupMethod(cfg.Method); *preset == "" && ok && m.Family == runner.FamilyPDP {
 		// The default job's settings (target ε, corruption) do not apply to
 		// personalized DP: start from the paper's MNIST settings instead.
 		*preset = "pdp-mnist"
@@ -198,22 +176,8 @@ func parseTrainFlagsFrom(args []string, base runner.TrainConfig, stderr io.Write
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if path := fs.Lookup("noise-key-file").Value.String(); path != "" {
-		k, err := runner.ReadNoiseKeyFile(path)
-		if err != nil {
-			return cfg, false, err
-		}
-		cfg.NoiseKey = &k
-	}
-	if path := fs.Lookup("model-file").Value.String(); path != "" {
-		nw, err := model.ReadNetworkFile(path)
-		if err != nil {
-			return cfg, false, err
-		}
-		cfg.Network = &nw
-		if !set["model"] { // name the network after its file
-			cfg.Model = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
-		}
+	if err := readFileFlags(fs, &cfg, set); err != nil {
+		return cfg, false, err
 	}
 	if set["corruption"] && cfg.Corruption == "none" && !set["corruption-ratio"] {
 		cfg.CorruptionRatio = 0 // --corruption none needs no ratio
@@ -230,6 +194,65 @@ func parseTrainFlagsFrom(args []string, base runner.TrainConfig, stderr io.Write
 	return cfg, *resume, nil
 }
 
+// parseResume is parseTrainFlagsFrom for --resume of the run in out:
+// the stored configuration with the flags that may change (presetOrConfig:
+// --preset or --config was given, which a resume refuses).
+func parseResume(args []string, out string, presetOrConfig bool, stderr io.Writer) (runner.TrainConfig, bool, error) {
+	if presetOrConfig {
+		return runner.TrainConfig{}, false, errors.New("--resume continues the run as stored in its directory: --preset and --config cannot be combined with it")
+	}
+	stored, err := runner.ReadRunConfig(out)
+	if err != nil {
+		if holder, inUse := fileutil.InUse(out); inUse {
+			// The first process has locked the directory but not yet
+			// written its configuration.
+			return stored, false, fmt.Errorf("resume: run directory %s is in use by %s", out, holder)
+		}
+		return stored, false, fmt.Errorf("resume: %w", err)
+	}
+	cfg, err := parseResumeFlags(args, stored, stderr)
+	return cfg, true, err
+}
+
+// checkGivenOnce refuses a flag of names given more than once.
+func checkGivenOnce(args []string, names ...string) error {
+	for _, name := range names {
+		n := 0
+		for _, a := range filterFlags(args, name) {
+			if f, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); strings.HasPrefix(a, "-") && f == name {
+				n++
+			}
+		}
+		if n > 1 {
+			return fmt.Errorf("--%s given twice: one %s per run (flags override it)", name, name)
+		}
+	}
+	return nil
+}
+
+// readFileFlags reads the files --noise-key-file and --model-file name
+// into cfg (set: the flags given).
+func readFileFlags(fs *flag.FlagSet, cfg *runner.TrainConfig, set map[string]bool) error {
+	if path := fs.Lookup("noise-key-file").Value.String(); path != "" {
+		k, err := runner.ReadNoiseKeyFile(path)
+		if err != nil {
+			return err
+		}
+		cfg.NoiseKey = &k
+	}
+	if path := fs.Lookup("model-file").Value.String(); path != "" {
+		nw, err := model.ReadNetworkFile(path)
+		if err != nil {
+			return err
+		}
+		cfg.Network = &nw
+		if !set["model"] { // name the network after its file
+			cfg.Model = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+		}
+	}
+	return nil
+}
+
 // trainFlagSet defines the train flags on cfg (their defaults are cfg's
 // current values).
 func trainFlagSet(cfg *runner.TrainConfig, preset, config string, stderr io.Writer) (*flag.FlagSet, *bool) {
@@ -238,7 +261,7 @@ func trainFlagSet(cfg *runner.TrainConfig, preset, config string, stderr io.Writ
 	setUsage(fs, "trainer train [flags]   (defaults, then --preset, then --config, then the other flags)")
 	fs.String("preset", preset, "hyper-parameter preset: "+alternatives(presetNames()))
 	fs.String("config", config, "JSON or YAML config file (flags override it)")
-	fs.StringVar(&cfg.Method, "method", cfg.Method, alternatives(runner.Methods()))
+	fs.StringVar(&cfg.Method, "method", cfg.Method, methodHelp())
 	fs.StringVar(&cfg.Rule, "rule", cfg.Rule, "aggregation rule for nonprivate-robust: "+alternatives(aggregate.Names()))
 	fs.StringVar(&cfg.Dataset, "dataset", cfg.Dataset, alternatives(datasets.Names()))
 	fs.StringVar(&cfg.DataDir, "data-dir", cfg.DataDir, "data directory (default $PRIVTRAIN_DATA; MNIST needs none)")
@@ -278,6 +301,7 @@ func trainFlagSet(cfg *runner.TrainConfig, preset, config string, stderr io.Writ
 	fs.IntVar(&cfg.CheckpointEvery, "checkpoint-every", cfg.CheckpointEvery, "checkpoint every N steps (0: only at the end)")
 	fs.IntVar(&cfg.EvalEvery, "eval-every", cfg.EvalEvery, "evaluate test accuracy every N steps (0: every epoch, ⌈N/batch⌉ steps; -1: only at the end)")
 	addPDPFlags(fs, &cfg.PDP)
+	addMethodOptionFlags(fs, cfg)
 	resume := fs.Bool("resume", false, "continue the run in --out exactly as stored (only --steps, --epochs, --target-epsilon, --data-dir, --checkpoint-every, --eval-every may be given; a length change is checked and recorded in changes.jsonl)")
 	return fs, resume
 }

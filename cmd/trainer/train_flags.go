@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/privtrain/privtrain/runner"
@@ -88,44 +89,19 @@ func parseResumeFlags(args []string, stored runner.TrainConfig, stderr io.Writer
 	return c, nil
 }
 
-// methodFlags lists, for flags that only some methods use, the methods that
-// use them: giving one to another method is an error, never silence.
-var methodFlags = func() map[string][]string {
-	ptr := []string{"tsgd-ptr"}
-	trim := []string{"tsgd-gaussian", "tsgd-ptr", "nonprivate-robust"}
-	sgd := []string{"nonprivate", "dpsgd", "tsgd-gaussian", "tsgd-ptr", "nonprivate-robust"}
-	private := []string{"dpsgd", "tsgd-gaussian", "tsgd-ptr"}
-	pdp := []string{"pdp-sgd", "pdp-sampling", "pdp-adapdp", "pdp-dpsgd"}
-	m := map[string][]string{
-		"rule": {"nonprivate-robust"}, "cc-radius": {"nonprivate-robust"},
-		"tau": ptr, "b": ptr, "delta0": ptr, "dynamic-f": ptr, "dynamic-f-rate": ptr,
-		"dynamic-f-increase-on-pass": ptr, "lr-fail": ptr, "lr-pass": ptr, "bound": ptr,
-		"trim-fraction":  trim,
-		"sigma":          append(append([]string{}, private...), "pdp-adapdp"),
-		"target-epsilon": private, "allow-unproven": private,
-		"epochs": sgd, "eval-every": sgd, "corruption": sgd, "corruption-ratio": sgd,
-		"clip":  append(append([]string{"nonprivate-robust"}, private...), pdp...),
-		"delta": append(append([]string{}, private...), pdp...), "conversion": append(append([]string{}, private...), pdp...),
-		"noise-guard": {"pdp-sgd"}, "adapdp-rounds": {"pdp-adapdp"}, "sampling-draw": {"pdp-sampling"},
-		"float-noise": append(append([]string{}, private...), pdp...),
-	}
-	m["noise-key-file"] = append(append([]string{}, private...), pdp...)
-	for _, f := range []string{"threshold-loss", "w1", "w2", "rounds", "round-epochs", "budgets", "budget-groups", "budget-min", "budget-max", "budget-k", "pdp-accounting"} {
-		m[f] = pdp
-	}
-	return m
-}()
-
 // checkMethodFlags rejects flags given explicitly (with a value other than
 // zero, false or none) that the method ignores.
+// Which methods use which flag is the method registry's
+// (runner.MethodFlags).
 func checkMethodFlags(fs *flag.FlagSet, method string) error {
+	users := runner.MethodFlags()
 	var bad []string
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Value.String() {
 		case "0", "false", "", "none":
 			return // asks for nothing the method would ignore
 		}
-		if users, ok := methodFlags[f.Name]; ok && !contains(users, method) {
+		if users, ok := users[f.Name]; ok && !contains(users, method) {
 			bad = append(bad, fmt.Sprintf("--%s (used by %s)", f.Name, strings.Join(users, ", ")))
 		}
 	})
@@ -156,4 +132,56 @@ func absDataDir(c *runner.TrainConfig) error {
 	}
 	c.DataDir = abs
 	return nil
+}
+
+// addMethodOptionFlags defines --NAME for every option a registered method
+// declares (runner.Method.Options), stored in cfg.MethodOptions when given.
+func addMethodOptionFlags(fs *flag.FlagSet, cfg *runner.TrainConfig) {
+	for _, o := range runner.MethodOptions() {
+		if fs.Lookup(o.Name) != nil {
+			continue // a built-in flag wins; RegisterMethod's doc says so
+		}
+		fs.Var(methodOptionFlag{cfg, o}, o.Name, fmt.Sprintf("%s (default %g)", o.Usage, o.Default))
+	}
+}
+
+// methodOptionFlag is the flag of one method option.
+type methodOptionFlag struct {
+	cfg *runner.TrainConfig
+	opt runner.MethodOption
+}
+
+func (f methodOptionFlag) String() string {
+	if f.cfg == nil {
+		return ""
+	}
+	if v, ok := f.cfg.MethodOptions[f.opt.Name]; ok {
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	return ""
+}
+
+func (f methodOptionFlag) Set(s string) error {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return err
+	}
+	if f.cfg.MethodOptions == nil {
+		f.cfg.MethodOptions = map[string]float64{}
+	}
+	f.cfg.MethodOptions[f.opt.Name] = v
+	return nil
+}
+
+// methodHelp is --method's help: the registered methods, then each one's
+// summary (runner.Method.Summary).
+func methodHelp() string {
+	var b strings.Builder
+	b.WriteString(alternatives(runner.Methods()))
+	for _, n := range runner.Methods() {
+		if m, ok := runner.LookupMethod(n); ok && m.Summary != "" {
+			fmt.Fprintf(&b, "\n%s: %s", n, m.Summary)
+		}
+	}
+	return b.String()
 }

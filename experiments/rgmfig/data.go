@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/privtrain/privtrain/datasets"
-	"github.com/privtrain/privtrain/optim/ridgegd"
+	"github.com/privtrain/privtrain/experiments/rgmfig/ridgegd"
 )
 
 // LoadIJCNN1 loads ijcnn1 train + test (datasets.Load("ijcnn1", "all"),

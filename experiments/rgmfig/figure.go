@@ -6,7 +6,7 @@ import (
 	"sort"
 	"sync"
 
-	"github.com/privtrain/privtrain/optim/ridgegd"
+	"github.com/privtrain/privtrain/experiments/rgmfig/ridgegd"
 	"github.com/privtrain/privtrain/randstream"
 )
 

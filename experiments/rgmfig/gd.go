@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/privtrain/privtrain/experiments/rgmfig/ridgegd"
 	"github.com/privtrain/privtrain/internal/fileutil"
-	"github.com/privtrain/privtrain/optim/ridgegd"
 )
 
 // GDConfig is one private gradient-descent experiment of the RGM paper's

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/privtrain/privtrain/datasets"
-	"github.com/privtrain/privtrain/optim/ridgegd"
+	"github.com/privtrain/privtrain/experiments/rgmfig/ridgegd"
 )
 
 func loadOrSkip(t *testing.T) *ridgegd.Data {

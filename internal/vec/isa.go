@@ -51,6 +51,16 @@ var level, levelErr = Select(os.Getenv(Env), CPU())
 
 // Level is the kernel level in use: the CPU's best, capped by Env. With an
 // invalid Env it is Go and EnvErr reports the problem.
+//
+// The level is fixed at start-up from the CPU and the OS (CPUID and XGETBV
+// through golang.org/x/sys/cpu) and the environment variable PRIVTRAIN_ASM:
+// "off" (or "go") runs the pure-Go fallbacks only, "avx2" caps the kernels
+// at AVX2/FMA, "avx512" or unset uses the best available. The purego build
+// tag, or an architecture other than amd64, compiles the fallbacks only.
+// Every kernel is deterministic (a fixed summation order for a given length)
+// and each assembly kernel has a pure-Go fallback that computes the same
+// value up to the rounding of the summation order; both are tested against
+// each other.
 func Level() ISA { return level }
 
 // EnvErr is the error for an invalid Env value (nil if valid).
