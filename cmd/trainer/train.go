@@ -278,6 +278,7 @@ func trainFlagSet(cfg *runner.TrainConfig, preset, config string, stderr io.Writ
 	fs.IntVar(&cfg.CheckpointEvery, "checkpoint-every", cfg.CheckpointEvery, "checkpoint every N steps (0: only at the end)")
 	fs.IntVar(&cfg.EvalEvery, "eval-every", cfg.EvalEvery, "evaluate test accuracy every N steps (0: every epoch, ⌈N/batch⌉ steps; -1: only at the end)")
 	addPDPFlags(fs, &cfg.PDP)
+	addOptimizerFlags(fs, &cfg.OptimizerSettings)
 	resume := fs.Bool("resume", false, "continue the run in --out exactly as stored (only --steps, --epochs, --target-epsilon, --data-dir, --checkpoint-every, --eval-every may be given; a length change is checked and recorded in changes.jsonl)")
 	return fs, resume
 }

@@ -110,6 +110,9 @@ var methodFlags = func() map[string][]string {
 		"float-noise": append(append([]string{}, private...), pdp...),
 	}
 	m["noise-key-file"] = append(append([]string{}, private...), pdp...)
+	for _, f := range optimizerFlags {
+		m[f] = sgd
+	}
 	for _, f := range []string{"threshold-loss", "w1", "w2", "rounds", "round-epochs", "budgets", "budget-groups", "budget-min", "budget-max", "budget-k", "pdp-accounting"} {
 		m[f] = pdp
 	}
