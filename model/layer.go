@@ -52,7 +52,8 @@ type Layer interface {
 	Resolve(in Shape) (out Shape, params []Param, err error)
 	// Build adds the layer's forward op(s) for one chunk to c.Graph and
 	// returns the output node (c.N × c.Out.Size()) and, for a layer with
-	// parameters, its per-example gradient rule (nil otherwise). It is
+	// parameters, its per-example gradient rule (nil otherwise; nil for a
+	// layer with parameters selects the generic rule, fallback.go). It is
 	// called once per compiled graph (several per model), after Resolve
 	// accepted c.In.
 	Build(c *BuildContext) (out *G.Node, grads ExampleGrads, err error)
