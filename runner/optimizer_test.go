@@ -39,7 +39,7 @@ func TestOptimizerResumeIsExact(t *testing.T) {
 		t.Fatalf("stored cosine horizon %d, want the run length %d", stored.LRDecaySteps, full.Steps)
 	}
 	part := run("part", opt)
-	part.Steps = 4 // checkpoint at step 3 and at the end (4), the crash
+	part.Steps = 4                 // checkpoint at step 3 and at the end (4), the crash
 	part.LRDecaySteps = full.Steps // as the full run resolved it
 	if _, err := Train(context.Background(), part, Options{}); err != nil {
 		t.Fatal(err)
