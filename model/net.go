@@ -78,11 +78,19 @@ type graph struct {
 	plays    []paramLayer // parameterised layers
 	lossOp   *lossOp
 	outLayer *G.Node // the last layer's output
+	// one reruns the chunk's rows for the layers without a per-example
+	// gradient rule (fallback.go; nil when every layer has one).
+	one *oneGraph
+	// pg (batch-of-one graphs only) is ∂loss/∂θ of the fallback layers'
+	// parameters, layer k's at pg[pgStart[k]:pgStart[k+1]].
+	pg      []*G.Node
+	pgStart []int
 }
 
 // paramLayer is a layer with parameters in one graph.
 type paramLayer struct {
 	off, nP int          // its parameters in the parameter vector
+	dzi     int          // its ∂loss/∂z in graph.dz (−1: fallback, none)
 	grads   ExampleGrads // its per-example gradient rule
 	batch   BatchGrads   // grads, if it sums a chunk itself
 	scratch []float32    // one example's gradient, to sum a chunk without batch
@@ -119,8 +127,16 @@ func newNetChunks(s Spec, seed uint64, sizes [2]int) (*net, error) {
 	return n, nil
 }
 
-func (n *net) newGraph(size int) (*graph, error) {
+func (n *net) newGraph(size int) (*graph, error) { return n.buildGraph(size, false) }
+
+// buildGraph compiles the network for chunks of size rows. A layer with
+// parameters whose Build gives no per-example gradient rule gets the
+// generic one (fallback.go); with one set, the graph is the batch-of-one
+// graph of that rule, which also differentiates the loss with respect to
+// those layers' parameters (graph.one.pg is filled by the caller).
+func (n *net) buildGraph(size int, one bool) (*graph, error) {
 	w := &graph{n: size, g: G.NewGraph()}
+	var fb [][]*G.Node // parameter nodes of the fallback layers
 	g := w.g
 	xt, xd := newMat(size, n.in)
 	w.x = xd
@@ -147,17 +163,30 @@ func (n *net) newGraph(size int) (*graph, error) {
 		if l.nP > 0 {
 			et, _ := newMat(size, l.out.Size())
 			c.E = G.NewMatrix(g, G.Float32, G.WithShape(size, l.out.Size()), G.WithName(name+"e"), G.WithValue(et))
-			es = append(es, c.E)
 		}
 		out, grads, err := l.desc.Build(c)
+		dzi := -1
+		if err == nil && l.nP > 0 && grads == nil {
+			// No rule: the generic per-example gradient (fallback.go).
+			fb = append(fb, c.Params)
+			if !one {
+				if w.one == nil {
+					w.one = &oneGraph{chunk: w, row: -1}
+				}
+				grads = &fallbackGrads{one: w.one, layer: len(fb) - 1}
+			} else {
+				grads = noRule{}
+			}
+		} else if l.nP > 0 {
+			dzi = len(es)
+			es = append(es, c.E)
+		}
 		switch {
 		case err != nil:
 		case out == nil:
 			err = errors.New("no output node")
 		case !out.Shape().Eq(tensor.Shape{size, l.out.Size()}):
 			err = fmt.Errorf("output node of shape %v, want %v", out.Shape(), tensor.Shape{size, l.out.Size()})
-		case l.nP > 0 && grads == nil:
-			err = errors.New("a layer with parameters returned no per-example gradient rule")
 		case l.nP == 0 && grads != nil:
 			err = errors.New("a layer without parameters returned a per-example gradient rule")
 		}
@@ -165,7 +194,7 @@ func (n *net) newGraph(size int) (*graph, error) {
 			return nil, fmt.Errorf("layer %d (%s): %w", i, l.desc.Kind(), err)
 		}
 		if l.nP > 0 {
-			pl := paramLayer{off: l.off, nP: l.nP, grads: grads}
+			pl := paramLayer{off: l.off, nP: l.nP, dzi: dzi, grads: grads}
 			if b, ok := grads.(BatchGrads); ok {
 				pl.batch = b
 			} else {
@@ -184,8 +213,29 @@ func (n *net) newGraph(size int) (*graph, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loss: %w", err)
 	}
-	if w.dz, err = G.Grad(cost, es...); err != nil {
-		return nil, fmt.Errorf("differentiating: %w", err)
+	wrt := es
+	if one {
+		for _, ps := range fb {
+			wrt = append(wrt, ps...)
+		}
+	}
+	if len(wrt) > 0 {
+		d, err := G.Grad(cost, wrt...)
+		if err != nil {
+			return nil, fmt.Errorf("differentiating: %w", err)
+		}
+		w.dz = d[:len(es)]
+		if one {
+			w.pg, w.pgStart = d[len(es):], []int{0}
+			for _, ps := range fb {
+				w.pgStart = append(w.pgStart, w.pgStart[len(w.pgStart)-1]+len(ps))
+			}
+		}
+	}
+	if w.one != nil && !one {
+		if w.one.g, err = n.buildGraph(1, true); err != nil {
+			return nil, fmt.Errorf("batch-of-one graph of the generic per-example gradients: %w", err)
+		}
 	}
 	w.vm = G.NewTapeMachine(g)
 	w.pvm = G.NewTapeMachine(g.SubgraphRoots(logits))
@@ -195,6 +245,7 @@ func (n *net) newGraph(size int) (*graph, error) {
 // load copies rows [start, start+cnt) of b into the worker's inputs,
 // zero-padding the rest of the chunk and masking it out.
 func (n *net) load(w *graph, b *Batch, start, cnt int) {
+	w.one.reset()
 	copy(w.x, b.X[start*n.in:(start+cnt)*n.in])
 	clear(w.x[cnt*n.in:])
 	for i := 0; i < w.n; i++ {
@@ -218,7 +269,10 @@ func (w *graph) run() error {
 
 // gradOut returns ∂loss/∂z of parameterised layer j after a run.
 func (w *graph) gradOut(j int) ([]float32, error) {
-	v := w.dz[j].Value()
+	if w.plays[j].dzi < 0 {
+		return nil, nil // generic rule: no ∂loss/∂z needed
+	}
+	v := w.dz[w.plays[j].dzi].Value()
 	if v == nil {
 		return nil, fmt.Errorf("model: no gradient value for layer %d", j)
 	}
@@ -244,7 +298,7 @@ func (w *graph) accumulate(acc []float32) error {
 			}
 		}
 	}
-	return nil
+	return w.one.takeErr()
 }
 
 // perExample writes the gradients of the first cnt rows of the chunk into
@@ -262,7 +316,7 @@ func (w *graph) perExample(cnt, p int, grads []float32, sq []float64) error {
 			sq[i] = vec.SumSquares(grads[i*p : (i+1)*p])
 		}
 	}
-	return nil
+	return w.one.takeErr()
 }
 
 // dzs returns ∂loss/∂z of every parameterised layer after a run.
@@ -592,6 +646,9 @@ func (n *net) PerExampleVisit(b Batch, losses []float32, visit func(k, i int, ro
 					losses[c.start+i] += r
 				}
 				g.exampleGrad(dzs, i, w.row)
+				if err := g.one.takeErr(); err != nil {
+					return err
+				}
 				if n.l2 != 0 {
 					n.addRidge(w.row)
 				}

@@ -56,7 +56,13 @@ func (t *Trainer) clipSumChunks(b model.Batch, cs aggregate.ChunkSummer, v model
 	if err != nil {
 		return aggregate.Report{}, err
 	}
-	t.starts = v.ExampleChunks(m, t.starts)
+	bs := t.pieces(m)
+	var first []int // per physical batch: its first chunk
+	if len(bs) == 2 {
+		t.starts, first = v.ExampleChunks(m, t.starts), []int{0}
+	} else {
+		t.starts, first = t.chunkCut(v, bs)
+	}
 	nk := len(t.starts) - 1
 	if cap(t.badRow) < nk {
 		t.badRow = make([]int, nk+nk/4+1)
@@ -69,7 +75,7 @@ func (t *Trainer) clipSumChunks(b model.Batch, cs aggregate.ChunkSummer, v model
 		for k := range bad {
 			bad[k] = -1
 		}
-		err := v.PerExampleVisit(b, t.losses[:m], func(k, i int, row []float32, ss float64) error {
+		visit := func(k, i int, row []float32, ss float64) error {
 			if bad[k] >= 0 {
 				return nil // the chunk cannot be released: skip its rows
 			}
@@ -88,17 +94,28 @@ func (t *Trainer) clipSumChunks(b model.Batch, cs aggregate.ChunkSummer, v model
 			}
 			_, err := t.chunks.Add(k, i, row, s)
 			return err
-		})
+		}
+		var err error
+		for j := 0; j+1 < len(bs) && err == nil; j++ {
+			lo, k0 := bs[j], first[j]
+			sb := b
+			if len(bs) > 2 {
+				sb = t.slice(b, lo, bs[j+1])
+			}
+			err = v.PerExampleVisit(sb, t.losses[lo:bs[j+1]], func(k, i int, row []float32, ss float64) error {
+				return visit(k0+k, lo+i, row, ss)
+			})
+		}
 		// Every chunk is visited to its end and records its first bad row,
 		// so the lowest recorded is the batch's lowest bad row.
-		first := -1
+		lowest := -1
 		for _, i := range bad {
-			if i >= 0 && (first < 0 || i < first) {
-				first = i
+			if i >= 0 && (lowest < 0 || i < lowest) {
+				lowest = i
 			}
 		}
-		if first >= 0 {
-			return notFinite(first)
+		if lowest >= 0 {
+			return notFinite(lowest)
 		}
 		if err != nil {
 			return fmt.Errorf("per-example gradients: %w", err)

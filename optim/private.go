@@ -34,9 +34,10 @@ type PrivateConfig struct {
 	Steps int
 	// Delta is the δ at which ε is reported (and calibrated), in (0, 1).
 	Delta float64
-	// Accountant is privacy.KindPLD (the default: a certified upper bound
-	// from the privacy loss distribution, the tightest here) or
-	// privacy.KindRDP (Rényi DP, as Opacus' RDP accountant).
+	// Accountant is privacy.KindPLD (the default when the step mechanism
+	// has a proven privacy loss distribution, as DP-SGD's and TSGD+PTR's:
+	// a certified upper bound, the tightest here) or privacy.KindRDP
+	// (Rényi DP, as Opacus' RDP accountant; the default otherwise).
 	Accountant string
 	// Conversion from RDP to (ε, δ) ("" means privacy.ConversionBBG); RDP only.
 	Conversion privacy.Conversion
@@ -69,6 +70,20 @@ type PrivateConfig struct {
 	Key randstream.Key
 	// Workers is the number of goroutines for clipping (0: GOMAXPROCS).
 	Workers int
+
+	// TSGD+PTR (Rule "ptr-tsum"; Wang et al., NeurIPS 2022): Tau is the
+	// proposed local sensitivity τ (0 < τ < R, gradient-norm units),
+	// LaplaceB the Laplace scale b and Delta0 the δ₀ of the test, TrimLevel
+	// the trim level F (also tsum's); LRFail / LRPass the learning rates
+	// after a failed / passed test (0: LR), as optim.PTRPolicy. σ must be
+	// given: CalibrateSigma calibrates the Gaussian mechanism, not PTR.
+	Tau, LaplaceB, Delta0 float64
+	TrimLevel             int
+	LRFail, LRPass        float64
+	// Optimizer and Accumulate are the trainer's (Config): post-processing
+	// of the releases, which changes nothing in the accounting.
+	Optimizer  OptimizerConfig
+	Accumulate int
 }
 
 // Private is a ready DP-SGD trainer made by MakePrivate: a Poisson sampler,
@@ -134,16 +149,18 @@ func MakePrivate(m model.Model, data *datasets.Dataset, cfg PrivateConfig) (*Pri
 		conv = privacy.ConversionBBG
 	}
 	kind := cfg.Accountant
-	if kind == "" {
-		kind = privacy.KindPLD
-	}
-	if kind != privacy.KindPLD && kind != privacy.KindRDP {
+	if kind != "" && kind != privacy.KindPLD && kind != privacy.KindRDP {
 		return nil, fmt.Errorf("optim: make private: accountant must be %q or %q, got %q", privacy.KindPLD, privacy.KindRDP, kind)
+	}
+	if kind == "" && cfg.TargetEpsilon != 0 {
+		kind = privacy.KindPLD
 	}
 	sigma := cfg.Sigma
 	switch {
 	case cfg.TargetEpsilon != 0 && cfg.Sigma != 0:
 		return nil, errors.New("optim: make private: give either σ or a target ε, not both")
+	case cfg.TargetEpsilon != 0 && cfg.Rule == "ptr-tsum":
+		return nil, errors.New("optim: make private: ptr-tsum needs σ: the σ calibration (privacy.CalibrateSigma) is for the Gaussian mechanism, not TSGD+PTR's")
 	case cfg.TargetEpsilon != 0:
 		if cfg.Steps < 1 {
 			return nil, fmt.Errorf("optim: make private: a target ε needs the number of steps (≥ 1), got %d", cfg.Steps)
@@ -163,7 +180,18 @@ func MakePrivate(m model.Model, data *datasets.Dataset, cfg PrivateConfig) (*Pri
 	if rule == "" {
 		rule = "sum"
 	}
-	agg, err := aggregate.New(rule, aggregate.Config{Sigma: sigma, ClipNorm: cfg.ClipNorm, Options: cfg.Options, Secure: !cfg.FloatNoise})
+	ptr := rule == "ptr-tsum"
+	if !ptr && (cfg.Tau != 0 || cfg.LaplaceB != 0 || cfg.Delta0 != 0 || cfg.LRFail != 0 || cfg.LRPass != 0) {
+		return nil, fmt.Errorf("optim: make private: τ, b, δ₀ and the branch learning rates are TSGD+PTR's (rule ptr-tsum), not %s's", rule)
+	}
+	if cfg.TrimLevel != 0 && !ptr && rule != "tsum" {
+		return nil, fmt.Errorf("optim: make private: a trim level F is for tsum and ptr-tsum, not %s", rule)
+	}
+	if cfg.TrimLevel < 0 {
+		return nil, fmt.Errorf("optim: make private: trim level F must be ≥ 0, got %d", cfg.TrimLevel)
+	}
+	agg, err := aggregate.New(rule, aggregate.Config{Sigma: sigma, ClipNorm: cfg.ClipNorm, Options: cfg.Options, Secure: !cfg.FloatNoise,
+		Tau: cfg.Tau, B: cfg.LaplaceB, Delta0: cfg.Delta0, F: cfg.TrimLevel})
 	if err != nil {
 		if !cfg.FloatNoise && strings.Contains(err.Error(), "no secure-noise mode") {
 			return nil, fmt.Errorf("optim: make private: %w (set PrivateConfig.FloatNoise to run it with float noise)", err)
@@ -171,11 +199,21 @@ func MakePrivate(m model.Model, data *datasets.Dataset, cfg PrivateConfig) (*Pri
 		return nil, fmt.Errorf("optim: make private: %w", err)
 	}
 	// σ was given or calibrated for the Gaussian mechanism: the rule must
-	// plan exactly that (the trainer accounts the rule's plan).
-	if mech, err := aggregate.PlannedMechanism(agg); err != nil {
+	// plan exactly that (the trainer accounts the rule's plan). ptr-tsum
+	// plans its own PTR mechanism from σ, τ, b and δ₀ (aggregate.PTRTSum).
+	mech, err := aggregate.PlannedMechanism(agg)
+	if err != nil {
 		return nil, fmt.Errorf("optim: make private: %w", err)
-	} else if mech != (privacy.Gaussian{Sigma: sigma}) {
+	} else if !ptr && mech != (privacy.Gaussian{Sigma: sigma}) {
 		return nil, fmt.Errorf("optim: make private: rule %s plans the mechanism %+v, not the Gaussian mechanism with σ = %v that MakePrivate states", rule, mech.Spec(), sigma)
+	}
+	if kind == "" {
+		// PLD when the subsampled step has a proven privacy loss
+		// distribution (the Gaussian, TSGD+PTR: docs/ptr-pld.md), else RDP.
+		kind = privacy.KindRDP
+		if privacy.HasPLD(privacy.PoissonSubsampled{Base: mech, Q: q}) {
+			kind = privacy.KindPLD
+		}
 	}
 	key := cfg.Key
 	if key.IsZero() {
@@ -196,6 +234,10 @@ func MakePrivate(m model.Model, data *datasets.Dataset, cfg PrivateConfig) (*Pri
 		Model: m, Data: data, Labels: labels, Sampler: sampler, Aggregator: agg,
 		LR: cfg.LR, Accountant: acct, Delta: cfg.Delta, Conversion: conv,
 		NoiseKey: key.Derive("noise"), Workers: cfg.Workers,
+		Optimizer: cfg.Optimizer, Accumulate: cfg.Accumulate,
+	}
+	if ptr && (cfg.LRFail != 0 || cfg.LRPass != 0) {
+		tc.Policy = &PTRPolicy{LRFail: cfg.LRFail, LRPass: cfg.LRPass}
 	}
 	if _, ok := agg.(aggregate.Clipping); !ok {
 		// A rule that does not state its R (aggregate.Clipping) was

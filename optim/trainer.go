@@ -114,6 +114,13 @@ type Config struct {
 	Workers int
 	// Canaries adds privacy-audit canary gradients to every step (nil: none).
 	Canaries Canaries
+	// Optimizer turns each release into an update (zero value: plain SGD
+	// at the constant rate LR). Post-processing: see OptimizerConfig.
+	Optimizer OptimizerConfig
+	// Accumulate N > 1 computes each step's per-example gradients in N
+	// physical batches (consecutive slices of the sampled batch) and
+	// releases once per (logical) step: see accumulate.go.
+	Accumulate int
 }
 
 // StepResult describes one training step, for the per-step log. As JSON
@@ -207,6 +214,8 @@ type Trainer struct {
 	starts  []int // the model's chunks (clipSumChunks)
 	badRow  []int // per chunk: its first non-finite row, or −1
 	out     []float32
+	opt     *optimizerState // nil: plain SGD at a constant rate
+	gbuf    []float64       // the optimizer's gradient estimate
 }
 
 // NewTrainer validates cfg and allocates the step buffers.
@@ -284,6 +293,16 @@ func NewTrainer(cfg Config) (*Trainer, error) {
 	}
 	if t.cfg.Workers <= 0 {
 		t.cfg.Workers = runtime.GOMAXPROCS(0)
+	}
+	if err := cfg.Optimizer.Validate(); err != nil {
+		return nil, fmt.Errorf("optim: %w", err)
+	}
+	if cfg.Accumulate < 0 {
+		return nil, fmt.Errorf("optim: accumulation over %d physical batches (want ≥ 0; 0 or 1: none)", cfg.Accumulate)
+	}
+	if !cfg.Optimizer.IsPlain() {
+		t.opt = newOptimizerState(cfg.Optimizer, t.p)
+		t.gbuf = make([]float64, t.p)
 	}
 	t.out = make([]float32, t.p)
 	return t, nil
@@ -396,14 +415,9 @@ func (t *Trainer) Step(step int) (StepResult, error) {
 	if t.cfg.Policy != nil {
 		lr = t.cfg.Policy.LearningRate(rep.Diagnostics, lr)
 	}
-	res.LR = lr
 	// The released sum is divided by the expected batch size, never by the
 	// actual (private) one (Opacus' convention for Poisson sampling).
-	scale := float32(lr / t.cfg.Sampler.ExpectedBatchSize())
-	for j := range t.out {
-		t.out[j] *= scale
-	}
-	if err := t.cfg.Model.Step(t.out); err != nil {
+	if res.LR, err = t.apply(step, lr, t.cfg.Sampler.ExpectedBatchSize()); err != nil {
 		return res, fmt.Errorf("step %d: update: %w", step, err)
 	}
 	if t.cfg.Accountant != nil && t.cfg.Accountant.Kind() == privacy.KindRDP {
@@ -447,15 +461,11 @@ func (t *Trainer) matrixAggregate(step int, idx []int, b model.Batch, rng *rand.
 	// sq, when the model provides it, holds each row's sum of squares,
 	// computed while the row was in cache (nil: clipRows computes it).
 	var sq []float64
+	if _, ok := t.cfg.Model.(model.PerExampleNormer); ok && m > 0 {
+		sq = t.sq[:m]
+	}
 	if m > 0 {
-		var err error
-		if nm, ok := t.cfg.Model.(model.PerExampleNormer); ok {
-			sq = t.sq[:m]
-			err = nm.PerExampleGradsNorms(b, g, t.losses[:m], sq)
-		} else {
-			err = t.cfg.Model.PerExampleGrads(b, g, t.losses[:m])
-		}
-		if err != nil {
+		if err := t.perExampleGrads(b, g, sq); err != nil {
 			return aggregate.Report{}, fmt.Errorf("per-example gradients: %w", err)
 		}
 	}
@@ -504,22 +514,70 @@ func (t *Trainer) plainStep(b model.Batch, res StepResult) (StepResult, error) {
 	if b.M == 0 {
 		return res, nil
 	}
-	lossSum, err := t.cfg.Model.BatchGrad(b, t.out)
+	lossSum, err := t.batchGrad(b)
 	if err != nil {
 		return res, fmt.Errorf("step %d: batch gradient: %w", res.Step, err)
 	}
 	if n := rowNorm(t.out); math.IsNaN(n) || math.IsInf(n, 0) {
 		return res, fmt.Errorf("step %d: batch gradient is not finite", res.Step)
 	}
-	res.Loss, res.LR = lossSum/float64(b.M), t.cfg.LR
-	scale := float32(t.cfg.LR / float64(b.M))
-	for j := range t.out {
-		t.out[j] *= scale
-	}
-	if err := t.cfg.Model.Step(t.out); err != nil {
+	res.Loss = lossSum / float64(b.M)
+	if res.LR, err = t.apply(res.Step, t.cfg.LR, float64(b.M)); err != nil {
 		return res, fmt.Errorf("step %d: update: %w", res.Step, err)
 	}
 	return res, nil
+}
+
+// apply turns t.out, the step's released sum, into the update at learning
+// rate lr (before the schedule) with the sum divided by div, applies it
+// and returns the learning rate used. Plain SGD scales t.out by
+// fl32(lr/div) in float32, exactly as before optimizers existed; any other
+// optimizer gets g = t.out/div in float64 (OptimizerConfig).
+func (t *Trainer) apply(step int, lr, div float64) (float64, error) {
+	if t.opt == nil {
+		scale := float32(lr / div)
+		for j := range t.out {
+			t.out[j] *= scale
+		}
+		return lr, t.cfg.Model.Step(t.out)
+	}
+	lr *= t.cfg.Optimizer.LRFactor(step)
+	for j, v := range t.out {
+		t.gbuf[j] = float64(v) / div
+	}
+	var theta []float32
+	if t.cfg.Optimizer.WeightDecay != 0 {
+		theta = t.cfg.Model.Params()
+	}
+	t.opt.update(t.gbuf, theta, lr, t.out)
+	return lr, t.cfg.Model.Step(t.out)
+}
+
+// OptimizerState returns the optimizer's state (update count and moments)
+// for a checkpoint, or nil for plain SGD, which has none.
+func (t *Trainer) OptimizerState() ([]byte, error) {
+	if t.opt == nil {
+		return nil, nil
+	}
+	return t.opt.marshal()
+}
+
+// RestoreOptimizerState restores a state written by OptimizerState. Plain
+// SGD accepts only an empty state.
+func (t *Trainer) RestoreOptimizerState(data []byte) error {
+	if t.opt == nil {
+		if len(data) != 0 {
+			return errors.New("optim: optimizer state given for plain SGD, which has none")
+		}
+		return nil
+	}
+	if len(data) == 0 {
+		return fmt.Errorf("optim: no state of optimizer %s to resume from", t.cfg.Optimizer.name())
+	}
+	if err := t.opt.unmarshal(data); err != nil {
+		return fmt.Errorf("optim: optimizer state: %w", err)
+	}
+	return nil
 }
 
 // ensure grows the batch buffers to hold m examples.

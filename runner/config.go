@@ -102,6 +102,10 @@ type TrainConfig struct {
 	// PDP configures the personalized-DP methods (pdp-*).
 	PDP PDPConfig `json:"pdp,omitempty" yaml:"pdp,omitempty"`
 
+	// OptimizerSettings: optimizer, schedule, accumulation (optimizer.go);
+	// its keys are top-level.
+	OptimizerSettings `yaml:",inline"`
+
 	// Seed is the public seed (`--seed`): model initialization, the
 	// corruption plan (the attacker's choice), non-private batches. It need
 	// not be secret and is published in config.json; nothing private is
@@ -357,6 +361,15 @@ func checkJSONKeys(data []byte, t reflect.Type, prefix string) error {
 	fields := map[string]reflect.Type{}
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
+		if f.Anonymous && f.Tag.Get("json") == "" && f.Type.Kind() == reflect.Struct {
+			// An embedded struct's keys are the outer object's (encoding/json).
+			for j := 0; j < f.Type.NumField(); j++ {
+				if name, _, _ := strings.Cut(f.Type.Field(j).Tag.Get("json"), ","); name != "" && name != "-" {
+					fields[name] = f.Type.Field(j).Type
+				}
+			}
+			continue
+		}
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 		if name == "" || name == "-" {
 			continue
@@ -519,6 +532,9 @@ func (c *TrainConfig) validateCommon() error {
 		return invalid("float_noise and secure_noise are both set: secure noise is the default; float_noise (--float-noise) opts out of it")
 	}
 	if err := c.validateScale(); err != nil {
+		return err
+	}
+	if err := c.validateOptimizer(!c.pdp()); err != nil {
 		return err
 	}
 	switch {

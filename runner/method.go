@@ -194,7 +194,9 @@ func init() {
 
 // SGDFlags are the method-dependent flags every FamilySGD method uses: the
 // run length in epochs, evaluation and corruptions.
-func SGDFlags() []string { return []string{"epochs", "eval-every", "corruption", "corruption-ratio"} }
+func SGDFlags() []string {
+	return flags([]string{"epochs", "eval-every", "corruption", "corruption-ratio"}, OptimizerFlags())
+}
 
 // PrivateFlags are the flags of every private method: noise, clipping,
 // δ and the accounting, the noise mode and key, a target ε.

@@ -55,6 +55,11 @@ func TestMethodRegistryMatchesFormerTables(t *testing.T) {
 	for _, f := range []string{"threshold-loss", "w1", "w2", "rounds", "round-epochs", "budgets", "budget-groups", "budget-min", "budget-max", "budget-k", "pdp-accounting"} {
 		want[f] = pdp
 	}
+	// The optimizer flags (i26o's optimizerFlags table, verbatim): the SGD family.
+	for _, f := range []string{"optimizer", "momentum", "beta1", "beta2", "adam-eps", "weight-decay",
+		"lr-schedule", "warmup-steps", "lr-step-size", "lr-gamma", "lr-decay-steps", "accumulate"} {
+		want[f] = sgd
+	}
 	got := MethodFlags()
 	for f := range want {
 		g, w := slices.Clone(got[f]), slices.Clone(want[f])

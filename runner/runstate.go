@@ -336,6 +336,9 @@ func prepareRunDir(cfg *TrainConfig, resume bool) (*resumePlan, error) {
 	if cfg.EvalEvery == 0 {
 		cfg.EvalEvery = stored.EvalEvery // unset: as stored
 	}
+	if cfg.LRDecaySteps == 0 {
+		cfg.LRDecaySteps = stored.LRDecaySteps // resolved when the run started
+	}
 	cfg.NoiseKeySource = stored.NoiseKeySource // where the stored run's key came from
 	changes, err := resumeChanges(stored, *cfg)
 	if err != nil {

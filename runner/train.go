@@ -97,6 +97,9 @@ type checkpoint struct {
 	LastLoss  float64         `json:"last_loss"`
 	// PDP is the personalized-DP state (pdpState) of pdp-* runs.
 	PDP json.RawMessage `json:"pdp,omitempty"`
+	// Optimizer is the optimizer's state (optim.Trainer.OptimizerState:
+	// update count and moments); absent for plain SGD.
+	Optimizer json.RawMessage `json:"optimizer,omitempty"`
 	// Bound maps each piece the checkpoint binds to its SHA-256 (runstate.go).
 	Bound map[string]string `json:"sha256"`
 
@@ -220,6 +223,9 @@ func setupTrain(ctx context.Context, cfg TrainConfig, opt Options, run *func() (
 	if err != nil {
 		return nil, err
 	}
+	if rp.fresh && !pdp {
+		cfg.LRDecaySteps = j.base().cfg.LRDecaySteps // resolved cosine horizon
+	}
 	if rp.fresh && !pdp && cfg.EvalEvery == 0 {
 		cfg.EvalEvery = j.base().epochSteps()
 		j.base().cfg.EvalEvery = cfg.EvalEvery
@@ -326,7 +332,12 @@ func buildJob(cfg TrainConfig, resume *checkpoint) (*sgdJob, error) {
 		}
 	}
 
+	if err := cfg.resolveDecaySteps(j.train.N, j.expected); err != nil {
+		return nil, err
+	}
+	j.cfg.LRDecaySteps = cfg.LRDecaySteps
 	tc := optim.Config{
+		Optimizer: cfg.optimConfig(), Accumulate: cfg.Accumulate,
 		Model: j.model, Data: j.train, Labels: true, Sampler: sampler, Aggregator: j.agg,
 		LR:    cfg.LR, // R is the rule's (aggregate.Clipping)
 		Delta: cfg.Delta, Conversion: j.conv,
@@ -355,6 +366,11 @@ func buildJob(cfg TrainConfig, resume *checkpoint) (*sgdJob, error) {
 	}
 	if j.trainer, err = optim.NewTrainer(tc); err != nil {
 		return nil, err
+	}
+	if resume != nil {
+		if err := j.trainer.RestoreOptimizerState(resume.Optimizer); err != nil {
+			return nil, fmt.Errorf("resume %s: %w", cfg.Out, err)
+		}
 	}
 	return j, j.planLength()
 }
@@ -515,8 +531,12 @@ func (j *sgdJob) describe(res optim.StepResult) string {
 
 func (j *sgdJob) where(step int) string { return fmt.Sprintf("at step %d", step) }
 
-// save records the rule's state.
+// save records the rule's and the optimizer's state.
 func (j *sgdJob) save(ck *checkpoint) error {
+	var err error
+	if ck.Optimizer, err = j.trainer.OptimizerState(); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
 	if st, ok := j.agg.(aggregate.Stateful); ok {
 		var err error
 		if ck.Rule, err = st.MarshalState(); err != nil {

@@ -302,6 +302,7 @@ func trainFlagSet(cfg *runner.TrainConfig, preset, config string, stderr io.Writ
 	fs.IntVar(&cfg.EvalEvery, "eval-every", cfg.EvalEvery, "evaluate test accuracy every N steps (0: every epoch, ⌈N/batch⌉ steps; -1: only at the end)")
 	addPDPFlags(fs, &cfg.PDP)
 	addMethodOptionFlags(fs, cfg)
+	addOptimizerFlags(fs, &cfg.OptimizerSettings)
 	resume := fs.Bool("resume", false, "continue the run in --out exactly as stored (only --steps, --epochs, --target-epsilon, --data-dir, --checkpoint-every, --eval-every may be given; a length change is checked and recorded in changes.jsonl)")
 	return fs, resume
 }

@@ -39,6 +39,9 @@ func TestKeyCoversEverySetting(t *testing.T) {
 		{"pdp rounds", func(c *runner.TrainConfig) { c.PDP.Rounds = 4 }, false},
 		{"dynamic F", func(c *runner.TrainConfig) { c.DynamicF = false }, false},
 		{"float noise", func(c *runner.TrainConfig) { c.FloatNoise = true }, false},
+		{"optimizer", func(c *runner.TrainConfig) { c.Optimizer, c.Momentum = "momentum", 0.9 }, false},
+		{"accumulate", func(c *runner.TrainConfig) { c.Accumulate = 2 }, false},
+		{"optimizer sgd stated", func(c *runner.TrainConfig) { c.Optimizer = "" }, true},
 		// secure is the default: stating it (the former --secure-noise)
 		// is the same cell
 		{"secure noise stated", func(c *runner.TrainConfig) { c.SecureNoise = true }, true},
