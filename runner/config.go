@@ -575,8 +575,9 @@ func (c *TrainConfig) validateSGD() error {
 	return nil
 }
 
-// validateSGDRun checks the batch, the learning rates and the run length.
-func (c *TrainConfig) validateSGDRun() error {
+// validateBatchLR checks the batch size or sampling rate and the learning
+// rate, which both families use.
+func (c *TrainConfig) validateBatchLR() error {
 	switch {
 	case c.BatchSize <= 0 && c.SamplingRate == 0:
 		return invalid("batch size must be > 0, got %d", c.BatchSize)
@@ -584,6 +585,16 @@ func (c *TrainConfig) validateSGDRun() error {
 		return invalid("sampling rate q must be in (0, 1], got %v", c.SamplingRate)
 	case !(c.LR > 0) || !finite(c.LR):
 		return invalid("learning rate must be finite and > 0, got %v", c.LR)
+	}
+	return nil
+}
+
+// validateSGDRun checks the batch, the learning rates and the run length.
+func (c *TrainConfig) validateSGDRun() error {
+	if err := c.validateBatchLR(); err != nil {
+		return err
+	}
+	switch {
 	case c.LRFail < 0 || c.LRPass < 0 || !finite(c.LRFail) || !finite(c.LRPass):
 		return invalid("branch learning rates must be finite and ≥ 0")
 	case c.Steps < 0 || c.Epochs < 0 || !finite(c.Epochs):

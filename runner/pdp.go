@@ -147,15 +147,13 @@ func (c *TrainConfig) validatePDP(m Method) error {
 // noise settings and length, and refuses the SGD family's target ε and
 // corruptions.
 func (c *TrainConfig) validatePDPRun() error {
-	switch {
-	case c.Dataset == "" || c.Model == "":
+	if c.Dataset == "" || c.Model == "" {
 		return invalid("dataset and model are required")
-	case c.BatchSize <= 0 && c.SamplingRate == 0:
-		return invalid("batch size must be > 0, got %d", c.BatchSize)
-	case c.SamplingRate != 0 && !(c.SamplingRate > 0 && c.SamplingRate <= 1):
-		return invalid("sampling rate q must be in (0, 1], got %v", c.SamplingRate)
-	case !(c.LR > 0) || !finite(c.LR):
-		return invalid("learning rate must be finite and > 0, got %v", c.LR)
+	}
+	if err := c.validateBatchLR(); err != nil {
+		return err
+	}
+	switch {
 	case !(c.ClipNorm > 0) || !finite(c.ClipNorm):
 		return invalid("clipping norm R must be finite and > 0 for %s, got %v", c.Method, c.ClipNorm)
 	case !(c.Delta > 0 && c.Delta < 1):
