@@ -83,7 +83,7 @@ type Private struct {
 	// Secure is true when the releases are floating-point safe (the
 	// default; false only with PrivateConfig.FloatNoise).
 	Secure     bool
-	Accountant privacy.PrivacyAccountant
+	Accountant privacy.Accountant
 	Sampler    *datasets.PoissonSampler
 	Aggregator aggregate.Aggregator
 	next       int

@@ -77,7 +77,7 @@ type Config struct {
 	// The step mechanism it composes is the aggregator's plan
 	// (aggregate.Planned), Poisson-subsampled at q: a private run needs an
 	// aggregator that states its mechanism.
-	Accountant privacy.PrivacyAccountant
+	Accountant privacy.Accountant
 	// Delta is the δ at which ε is reported after each step. Conversion is
 	// kept for callers' records: an RDP accountant (privacy.RDPAccounting)
 	// carries its own conversion, which is the one used.

@@ -12,11 +12,11 @@ const (
 	KindPLD = "pld"
 )
 
-// PrivacyAccountant is the interface of both accountants: the RDP one
-// (RDPAccounting around *Accountant) and the PLD one (*PLDAccountant).
+// Accountant is the interface of both accountants: the RDP one
+// (RDPAccounting around *RDPAccountant) and the PLD one (*PLDAccountant).
 // Training, the CLI and the experiments use it; each reported number says
 // which accountant produced it (Guarantee.Accountant).
-type PrivacyAccountant interface {
+type Accountant interface {
 	// Kind is KindRDP or KindPLD.
 	Kind() string
 	// Compose records count ≥ 1 runs of m; it fails, leaving the accountant
@@ -35,7 +35,7 @@ type PrivacyAccountant interface {
 	// The accountant is not modified.
 	MaxSteps(m Mechanism, target, delta float64, limit int) (int, error)
 	// CloneAccountant returns an independent copy.
-	CloneAccountant() PrivacyAccountant
+	CloneAccountant() Accountant
 	json.Marshaler
 }
 
@@ -72,15 +72,15 @@ func (g Guarantee) MarshalJSON() ([]byte, error) {
 }
 
 // RDPAccounting is the RDP accountant with its RDP → (ε, δ) conversion, as a
-// PrivacyAccountant.
+// Accountant.
 type RDPAccounting struct {
-	Acc        *Accountant
+	Acc        *RDPAccountant
 	Conversion Conversion // "" means ConversionBBG
 }
 
 // NewRDPAccounting returns an empty RDP accountant on DefaultOrders.
 func NewRDPAccounting(c Conversion, opt AccountantOptions) (*RDPAccounting, error) {
-	a, err := NewAccountantWithOptions(nil, opt)
+	a, err := NewRDPAccountantWithOptions(nil, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +111,7 @@ func rdpGuarantee(e EpsilonResult) Guarantee {
 		Detail: fmt.Sprintf("rdp %s conversion at order %v", e.Conversion, e.Order), Proven: e.Proven}
 }
 
-// EpsilonFor is Accountant.Epsilon with the conversion.
+// EpsilonFor is RDPAccountant.Epsilon with the conversion.
 func (r *RDPAccounting) EpsilonFor(delta float64) (Guarantee, error) {
 	e, err := r.Acc.Epsilon(delta, r.conv())
 	if err != nil {
@@ -120,7 +120,7 @@ func (r *RDPAccounting) EpsilonFor(delta float64) (Guarantee, error) {
 	return rdpGuarantee(e), nil
 }
 
-// DeltaFor is Accountant.Delta with the conversion.
+// DeltaFor is RDPAccountant.Delta with the conversion.
 func (r *RDPAccounting) DeltaFor(eps float64) (Guarantee, error) {
 	e, err := r.Acc.Delta(eps, r.conv())
 	if err != nil {
@@ -142,7 +142,7 @@ func (r *RDPAccounting) MaxSteps(m Mechanism, target, delta float64, limit int) 
 }
 
 // CloneAccountant copies the accountant.
-func (r *RDPAccounting) CloneAccountant() PrivacyAccountant {
+func (r *RDPAccounting) CloneAccountant() Accountant {
 	return &RDPAccounting{Acc: r.Acc.Clone(), Conversion: r.Conversion}
 }
 
@@ -153,7 +153,7 @@ type accountingJSON struct {
 	State      json.RawMessage `json:"state"`
 }
 
-// MarshalJSON writes {"accountant": "rdp", "conversion": ..., "state": <Accountant JSON>}.
+// MarshalJSON writes {"accountant": "rdp", "conversion": ..., "state": <RDPAccountant JSON>}.
 func (r *RDPAccounting) MarshalJSON() ([]byte, error) {
 	st, err := json.Marshal(r.Acc)
 	if err != nil {
@@ -163,23 +163,23 @@ func (r *RDPAccounting) MarshalJSON() ([]byte, error) {
 }
 
 // LoadAccountant restores an accountant written by either implementation's
-// MarshalJSON. A bare RDP Accountant JSON (the format before the PLD
+// MarshalJSON. A bare RDPAccountant JSON (the format before the PLD
 // accountant existed) is read as an RDP accountant with conversion
 // fallback.
-func LoadAccountant(data []byte, fallback Conversion) (PrivacyAccountant, error) {
+func LoadAccountant(data []byte, fallback Conversion) (Accountant, error) {
 	var w accountingJSON
 	if err := json.Unmarshal(data, &w); err != nil {
 		return nil, fmt.Errorf("accountant json: %w", err)
 	}
 	switch w.Accountant {
 	case "":
-		a := &Accountant{}
+		a := &RDPAccountant{}
 		if err := json.Unmarshal(data, a); err != nil {
 			return nil, err
 		}
 		return &RDPAccounting{Acc: a, Conversion: fallback}, nil
 	case KindRDP:
-		a := &Accountant{}
+		a := &RDPAccountant{}
 		if err := json.Unmarshal(w.State, a); err != nil {
 			return nil, err
 		}

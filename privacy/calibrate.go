@@ -31,7 +31,7 @@ type CalibrationRequest struct {
 	Conversion Conversion
 	// Prior, if not nil, is the history already spent (PDP-SGD's Algorithm 4
 	// calibrates each round after the previous ones). It is not modified.
-	Prior *Accountant
+	Prior *RDPAccountant
 	// Accountant selects the accounting: "" or KindRDP (the fields above),
 	// or KindPLD: ε is the PLD accountant's certified upper bound at
 	// interval PLDInterval (0: default), after PriorPLD if not nil (then its

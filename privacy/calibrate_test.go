@@ -4,13 +4,13 @@ import (
 	"testing"
 )
 
-func epsilonOf(t *testing.T, prior *Accountant, q, sigma float64, steps int, delta float64, c Conversion) float64 {
+func epsilonOf(t *testing.T, prior *RDPAccountant, q, sigma float64, steps int, delta float64, c Conversion) float64 {
 	t.Helper()
-	var acc *Accountant
+	var acc *RDPAccountant
 	if prior != nil {
 		acc = prior.Clone()
 	} else {
-		acc, _ = NewAccountant(nil)
+		acc, _ = NewRDPAccountant(nil)
 	}
 	if err := acc.Compose(SubsampledGaussian{Q: q, Sigma: sigma}, steps); err != nil {
 		t.Fatal(err)
@@ -70,7 +70,7 @@ func TestCalibrateSigmaOpacus(t *testing.T) {
 // TestCalibrateSigmaPrior: with a prior history (PDP-SGD Algorithm 4) the
 // calibrated σ is larger and the whole history meets the target.
 func TestCalibrateSigmaPrior(t *testing.T) {
-	prior, _ := NewAccountant(nil)
+	prior, _ := NewRDPAccountant(nil)
 	if err := prior.Compose(SubsampledGaussian{Q: 0.01, Sigma: 1.3}, 500); err != nil {
 		t.Fatal(err)
 	}

@@ -37,7 +37,7 @@
 //     with a certified connect-the-dots upper estimate and an optimistic one;
 //     FFT composition and repeated squaring (pld.go states the proof and the
 //     floating-point assumptions).
-//   - PrivacyAccountant: one interface over the RDP accountant
+//   - Accountant: one interface over the RDP accountant
 //     (RDPAccounting) and the PLD accountant (PLDAccountant); LoadAccountant
 //     restores either from JSON; MaxSteps answers budget questions;
 //     PLDAccountant.EpsilonBound is a cached certified per-step ε.

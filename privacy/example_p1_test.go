@@ -10,7 +10,7 @@ import (
 // DP-SGD on MNIST as in TF-Privacy's tutorial: 60 epochs of batches of 256
 // out of 60000 examples with noise multiplier 1.1.
 func ExampleAccountant() {
-	acc, err := privacy.NewAccountant(nil) // Opacus' default orders
+	acc, err := privacy.NewRDPAccountant(nil) // Opacus' default orders
 	if err != nil {
 		panic(err)
 	}
@@ -28,7 +28,7 @@ func ExampleAccountant() {
 
 	// The JSON history restores an accountant that continues exactly.
 	data, _ := json.Marshal(acc)
-	var resumed privacy.Accountant
+	var resumed privacy.RDPAccountant
 	if err := json.Unmarshal(data, &resumed); err != nil {
 		panic(err)
 	}

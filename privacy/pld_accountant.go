@@ -11,7 +11,7 @@ import (
 // PLDAccountant composes privacy loss distributions (see PLD): any sequence
 // of mechanisms that have one (PLDMechanism), each with a count.
 //
-// Like the RDP Accountant, it keeps the distinct mechanisms (by Spec) in
+// Like the RDPAccountant, it keeps the distinct mechanisms (by Spec) in
 // order of first use with their total counts, and the ordered history. A
 // query composes, per distinct mechanism, its discretized PLD with itself
 // count times (repeated squaring) and convolves these in order of first use:
@@ -57,7 +57,7 @@ type PLDAccountant struct {
 	// rdp is the RDP accountant of the same history (see pld_rdp.go), built
 	// on the first query; rdpFailed when some mechanism has no proven RDP
 	// curve.
-	rdp       *Accountant
+	rdp       *RDPAccountant
 	rdpFailed bool
 }
 
@@ -458,7 +458,7 @@ func (a *PLDAccountant) cloneP() *PLDAccountant {
 }
 
 // CloneAccountant returns an independent copy.
-func (a *PLDAccountant) CloneAccountant() PrivacyAccountant { return a.cloneP() }
+func (a *PLDAccountant) CloneAccountant() Accountant { return a.cloneP() }
 
 // pldAccountantJSON is the serialized state (version 1).
 type pldAccountantJSON struct {
@@ -549,7 +549,7 @@ func (a *PLDAccountant) String() string {
 
 // NewAccounting returns an empty accountant of the given kind: KindPLD
 // (interval h, 0 = default) or KindRDP (conversion c, options opt).
-func NewAccounting(kind string, h float64, c Conversion, opt AccountantOptions) (PrivacyAccountant, error) {
+func NewAccounting(kind string, h float64, c Conversion, opt AccountantOptions) (Accountant, error) {
 	switch kind {
 	case KindPLD:
 		return NewPLDAccountant(h)

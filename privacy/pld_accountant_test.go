@@ -7,8 +7,8 @@ import (
 )
 
 var (
-	_ PrivacyAccountant = (*PLDAccountant)(nil)
-	_ PrivacyAccountant = (*RDPAccounting)(nil)
+	_ Accountant = (*PLDAccountant)(nil)
+	_ Accountant = (*RDPAccounting)(nil)
 )
 
 // Heterogeneous Gaussians compose to one Gaussian: 1/σ² adds up.
@@ -66,7 +66,7 @@ func TestPLDAccountantJSONResume(t *testing.T) {
 	if restored.Kind() != KindPLD || restored.Steps() != a.Steps() || len(restored.History()) != 4 {
 		t.Fatalf("restored %v", restored)
 	}
-	for _, acc := range []PrivacyAccountant{a, restored} {
+	for _, acc := range []Accountant{a, restored} {
 		if err := acc.Compose(sg, 100); err != nil {
 			t.Fatal(err)
 		}
@@ -131,7 +131,7 @@ func TestMaxSteps(t *testing.T) {
 	m := SubsampledGaussian{Q: 0.02, Sigma: 1.5}
 	pld, _ := NewPLDAccountant(0)
 	rdp, _ := NewRDPAccounting("", AccountantOptions{})
-	for _, acc := range []PrivacyAccountant{pld, rdp} {
+	for _, acc := range []Accountant{pld, rdp} {
 		if err := acc.Compose(m, 5); err != nil {
 			t.Fatal(err)
 		}

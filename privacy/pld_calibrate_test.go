@@ -45,7 +45,7 @@ func TestCalibrateSigmaPLDFast(t *testing.T) {
 	if err := prior.Compose(SubsampledGaussian{Q: 0.02, Sigma: 1.2}, 150); err != nil {
 		t.Fatal(err)
 	}
-	rdpPrior, _ := NewAccountant(nil)
+	rdpPrior, _ := NewRDPAccountant(nil)
 	rdpPrior.Compose(SubsampledGaussian{Q: 0.02, Sigma: 1.2}, 150)
 	for _, c := range []struct {
 		name   string

@@ -123,7 +123,7 @@ type pdpJob struct {
 	*runBase
 	spec        model.Spec
 	model       model.Model
-	acct        *privacy.Accountant
+	acct        *privacy.RDPAccountant
 	budgetsDesc string
 	st          pdpState
 	// key keys the privacy randomness (see privacyKey).
@@ -237,7 +237,7 @@ func buildPDPJob(cfg TrainConfig, ck *checkpoint) (*pdpJob, error) {
 		if j.model, err = j.initialModel(j.spec, nil); err != nil {
 			return nil, err
 		}
-		if j.acct, err = privacy.NewAccountant(nil); err != nil {
+		if j.acct, err = privacy.NewRDPAccountant(nil); err != nil {
 			return nil, err
 		}
 		j.history = j.acct
@@ -253,7 +253,7 @@ func buildPDPJob(cfg TrainConfig, ck *checkpoint) (*pdpJob, error) {
 	if err := json.Unmarshal(ck.PDP, &j.st); err != nil {
 		return fail("personalized-DP state: %w", err)
 	}
-	if j.acct, err = privacy.NewAccountant(nil); err != nil {
+	if j.acct, err = privacy.NewRDPAccountant(nil); err != nil {
 		return nil, err
 	}
 	j.history = j.acct

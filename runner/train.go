@@ -265,7 +265,7 @@ type sgdJob struct {
 	model     model.Model
 	trainer   *optim.Trainer
 	agg       aggregate.Aggregator
-	acct      privacy.PrivacyAccountant
+	acct      privacy.Accountant
 	acctTime  time.Duration
 	corrupted int
 }
@@ -440,7 +440,7 @@ func (j *sgdJob) planLength() error {
 // The kind is cfg.Accountant, or by default pld when the subsampled step
 // mechanism has a proven PLD and rdp otherwise; a resumed run keeps the
 // kind of its checkpoint (an explicit, different cfg.Accountant is an error).
-func newAccountant(cfg TrainConfig, step privacy.Mechanism, conv privacy.Conversion, resume *checkpoint) (privacy.PrivacyAccountant, error) {
+func newAccountant(cfg TrainConfig, step privacy.Mechanism, conv privacy.Conversion, resume *checkpoint) (privacy.Accountant, error) {
 	kind := cfg.Accountant
 	if kind == "" {
 		kind = privacy.KindRDP
@@ -592,7 +592,7 @@ func sameModelSpec(a, b model.Spec) bool {
 
 // boundsUsed lists the distinct bound names of the composed curves over all
 // orders, and those at the given order.
-func boundsUsed(acct *privacy.Accountant, order float64) (all, atOrder []string) {
+func boundsUsed(acct *privacy.RDPAccountant, order float64) (all, atOrder []string) {
 	orders := acct.Orders()
 	seenAll, seenAt := map[string]bool{}, map[string]bool{}
 	for _, c := range acct.Mechanisms() {

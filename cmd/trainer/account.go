@@ -404,7 +404,7 @@ func accountEpsilon(f accountFlags) (accountOutput, error) {
 	if err != nil {
 		return accountOutput{}, err
 	}
-	acc, err := privacy.NewAccountantWithOptions(orders, privacy.AccountantOptions{AllowUnproven: f.allowUnproven})
+	acc, err := privacy.NewRDPAccountantWithOptions(orders, privacy.AccountantOptions{AllowUnproven: f.allowUnproven})
 	if err != nil {
 		return accountOutput{}, usageError{err}
 	}
@@ -550,7 +550,7 @@ func accountSigma(f accountFlags) (accountOutput, error) {
 	if err != nil {
 		return accountOutput{}, err
 	}
-	acc, err := privacy.NewAccountant(orders)
+	acc, err := privacy.NewRDPAccountant(orders)
 	if err != nil {
 		return accountOutput{}, err
 	}

@@ -110,7 +110,7 @@ func TestAccountEpsilon(t *testing.T) {
 	}
 	// Compare with the library on a custom grid.
 	m = runAccountJSON(t, "epsilon", "--mech", "laplace", "--b", "10", "--steps", "30", "--delta", "1e-6", "--orders", "2,4,8,16")
-	acc, _ := privacy.NewAccountant([]float64{2, 4, 8, 16})
+	acc, _ := privacy.NewRDPAccountant([]float64{2, 4, 8, 16})
 	_ = acc.Compose(privacy.Laplace{B: 10}, 30)
 	r, _ := acc.Epsilon(1e-6, privacy.ConversionBBG)
 	if m["epsilon"].(float64) != r.Epsilon || m["order"].(float64) != r.Order {

@@ -120,7 +120,7 @@ func maxProvenOrder(orders []float64, q float64, p privacy.PTR) float64 {
 // figure3 is ε at δ = s.Delta after k compositions of PTR Poisson-subsampled
 // at rate s.Fig3Q, for k on s.Fig3Steps: the white-box bound (Theorem 4.4
 // where proven, the ZW19 black-box bound elsewhere: privacy.SubsampleAuto)
-// and the black-box bound, each composed in a privacy.Accountant on
+// and the black-box bound, each composed in a privacy.RDPAccountant on
 // privacy.DefaultOrders and converted by Balle et al. (2020); and the direct
 // analysis (Theorem 4.2) amplified by subsampling and composed by strong
 // composition (directComposed).
@@ -130,7 +130,7 @@ func figure3(s Settings, sigma1, tau float64, name, label string) (*table, error
 		return nil, fmt.Errorf("privacy figures: %w", err)
 	}
 	orders := privacy.DefaultOrders()
-	white, err := privacy.NewAccountant(orders)
+	white, err := privacy.NewRDPAccountant(orders)
 	if err != nil {
 		return nil, fmt.Errorf("privacy figures: %w", err)
 	}

@@ -53,7 +53,7 @@ type afterResult struct {
 type class struct {
 	budget Budget
 	count  int
-	acct   *privacy.Accountant
+	acct   *privacy.RDPAccountant
 	// pld is the class's accountant under AccountingPLD (acct is nil then).
 	pld    *privacy.PLDAccountant
 	spent  float64   // ε at budget.Delta of acct (0 before any step)
@@ -117,7 +117,7 @@ func NewLedger(budgets []Budget, c privacy.Conversion) (*Ledger, error) {
 		}
 		k, ok := index[b]
 		if !ok {
-			acct, err := privacy.NewAccountant(nil)
+			acct, err := privacy.NewRDPAccountant(nil)
 			if err != nil {
 				return nil, fmt.Errorf("ledger: %w", err)
 			}
@@ -347,7 +347,7 @@ func mechanism(sigma, q, pi float64) privacy.Mechanism {
 
 // after returns the class's ε after steps more steps at (σ, q·π), with the
 // class's accountant after them (RDP, or PLD under AccountingPLD).
-func (l *Ledger) after(c *class, sigma, q, pi float64, steps int) (privacy.EpsilonResult, *privacy.Accountant, *privacy.PLDAccountant, error) {
+func (l *Ledger) after(c *class, sigma, q, pi float64, steps int) (privacy.EpsilonResult, *privacy.RDPAccountant, *privacy.PLDAccountant, error) {
 	if l.acc == AccountingPLD {
 		key := afterKey{c: c, sigma: sigma, q: q, pi: pi, steps: steps}
 		if m, ok := l.memo[key]; ok {
@@ -588,7 +588,7 @@ func (l *Ledger) Charge(r Round) error {
 		return fmt.Errorf("ledger: round %d has %d rates, %d caps and %d retirements for %d classes", r.Index, len(r.Rates), len(r.Caps), len(r.Retires), len(l.classes))
 	}
 	type update struct {
-		acct  *privacy.Accountant
+		acct  *privacy.RDPAccountant
 		pld   *privacy.PLDAccountant
 		res   privacy.EpsilonResult
 		delta float64
@@ -606,7 +606,7 @@ func (l *Ledger) Charge(r Round) error {
 			return fmt.Errorf("ledger: round %d samples the exhausted class ε = %v", r.Index, c.budget.Epsilon)
 		}
 		var res privacy.EpsilonResult
-		var a *privacy.Accountant
+		var a *privacy.RDPAccountant
 		var pa *privacy.PLDAccountant
 		var inc float64
 		var err error

@@ -25,13 +25,13 @@ type ledgerJSON struct {
 }
 
 type classJSON struct {
-	Budget     Budget              `json:"budget"`
-	Count      int                 `json:"count"`
-	Spent      float64             `json:"spent"`
-	Rounds     []float64           `json:"rounds"`
-	Retired    bool                `json:"retired,omitempty"`
-	DeltaSpent float64             `json:"delta_spent,omitempty"`
-	Accountant *privacy.Accountant `json:"accountant"`
+	Budget     Budget                 `json:"budget"`
+	Count      int                    `json:"count"`
+	Spent      float64                `json:"spent"`
+	Rounds     []float64              `json:"rounds"`
+	Retired    bool                   `json:"retired,omitempty"`
+	DeltaSpent float64                `json:"delta_spent,omitempty"`
+	Accountant *privacy.RDPAccountant `json:"accountant"`
 	// PLD is the class's accountant under AccountingPLD.
 	PLD *privacy.PLDAccountant `json:"pld,omitempty"`
 }

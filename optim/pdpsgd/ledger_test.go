@@ -29,7 +29,7 @@ func paperBudgets(t *testing.T, n int) []Budget {
 // accountant composing its rounds.
 func epsAfter(t *testing.T, rounds []Round, k int, delta float64) float64 {
 	t.Helper()
-	a, _ := privacy.NewAccountant(nil)
+	a, _ := privacy.NewRDPAccountant(nil)
 	for _, r := range rounds {
 		if r.Rates[k] > 0 && r.Steps > 0 {
 			if err := a.Compose(privacy.PoissonSubsampled{Base: privacy.Gaussian{Sigma: r.Sigma}, Q: r.Q * r.Rates[k]}, r.Steps); err != nil {

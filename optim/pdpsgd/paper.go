@@ -88,7 +88,7 @@ func (l *Ledger) paperDelta(c *class) float64 { return c.budget.Delta / float64(
 // paperIncrement is ε_{i,R} = log(1 + π·(e^{ε_R} − 1)) for a round of steps
 // DP-SGD steps at (σ, q) that is (ε_R, delta)-DP by the RDP accountant.
 func paperIncrement(conv privacy.Conversion, delta, sigma, q, pi float64, steps int) (float64, error) {
-	a, err := privacy.NewAccountant(nil)
+	a, err := privacy.NewRDPAccountant(nil)
 	if err != nil {
 		return 0, err
 	}

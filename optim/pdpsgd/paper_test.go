@@ -14,7 +14,7 @@ import (
 // roundEps is an independent recomputation of a round's DP-SGD ε at δ.
 func roundEps(t *testing.T, sigma, q float64, steps int, delta float64) float64 {
 	t.Helper()
-	a, _ := privacy.NewAccountant(nil)
+	a, _ := privacy.NewRDPAccountant(nil)
 	if err := a.Compose(privacy.PoissonSubsampled{Base: privacy.Gaussian{Sigma: sigma}, Q: q}, steps); err != nil {
 		t.Fatal(err)
 	}

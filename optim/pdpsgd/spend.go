@@ -62,9 +62,9 @@ type SpendTracker struct {
 	end    []float64 // per group: its spend after the whole round (-1: not sampled)
 	base   []int     // per followed group: its history's step count (PLD)
 	pld    []*privacy.PLDAccountant
-	rdp    []*privacy.Accountant
-	paper  *privacy.Accountant // AccountingPaper: the round's DP-SGD at (σ, q)
-	floor  int                 // the largest recorded spend among unsampled groups (-1: none)
+	rdp    []*privacy.RDPAccountant
+	paper  *privacy.RDPAccountant // AccountingPaper: the round's DP-SGD at (σ, q)
+	floor  int                    // the largest recorded spend among unsampled groups (-1: none)
 	done   int
 }
 
@@ -106,7 +106,7 @@ func (l *Ledger) Tracker(r Round) (*SpendTracker, error) {
 		}
 	}
 	if l.acc == AccountingPaper {
-		a, err := privacy.NewAccountant(nil)
+		a, err := privacy.NewRDPAccountant(nil)
 		if err != nil {
 			return nil, fmt.Errorf("ledger tracker: %w", err)
 		}

@@ -29,7 +29,7 @@ func freshSpend(t *testing.T, l *Ledger, acc Accounting, h float64, r Round, k, 
 		}
 		return c.spent + inc
 	case AccountingRDP:
-		a, err := privacy.NewAccountant(nil)
+		a, err := privacy.NewRDPAccountant(nil)
 		if err != nil {
 			t.Fatal(err)
 		}
