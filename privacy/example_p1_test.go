@@ -40,15 +40,19 @@ func ExampleAccountant() {
 }
 
 func ExampleCalibrateSigma() {
-	sigma, err := privacy.CalibrateSigma(privacy.CalibrationRequest{
-		TargetEpsilon: 8, Delta: 1e-5, Q: 0.04, Steps: 2250,
-	})
-	if err != nil {
-		panic(err)
+	// Any registered accountant; "" is the default one (PLD here).
+	for _, name := range []string{privacy.KindRDP, ""} {
+		sigma, err := privacy.CalibrateSigma(privacy.CalibrationRequest{
+			TargetEpsilon: 8, Delta: 1e-5, Q: 0.04, Steps: 2250, Accountant: name,
+		})
+		if err != nil {
+			panic(err)
+		}
+		fmt.Printf("%q: σ = %.4f\n", name, sigma)
 	}
-	fmt.Printf("σ = %.4f\n", sigma)
 	// Output:
-	// σ = 1.4158
+	// "rdp": σ = 1.4158
+	// "": σ = 1.3459
 }
 
 func ExampleStrongComposition() {

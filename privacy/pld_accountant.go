@@ -546,15 +546,3 @@ func (a *PLDAccountant) String() string {
 	}
 	return fmt.Sprintf("PLDAccountant{interval %g, %d steps: %s}", a.interval, a.Steps(), strings.Join(kinds, ", "))
 }
-
-// NewAccounting returns an empty accountant of the given kind: KindPLD
-// (interval h, 0 = default) or KindRDP (conversion c, options opt).
-func NewAccounting(kind string, h float64, c Conversion, opt AccountantOptions) (Accountant, error) {
-	switch kind {
-	case KindPLD:
-		return NewPLDAccountant(h)
-	case KindRDP:
-		return NewRDPAccounting(c, opt)
-	}
-	return nil, fmt.Errorf("unknown accountant %q (want %q or %q)", kind, KindPLD, KindRDP)
-}

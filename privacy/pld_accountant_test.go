@@ -59,7 +59,7 @@ func TestPLDAccountantJSONResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	restored, err := LoadAccountant(data, "")
+	restored, err := LoadAccountant(data, AccountantConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func TestPLDAccountantJSONResume(t *testing.T) {
 		`{"accountant":"pld","state":{"version":1,"interval":-1}}`,
 		`{"accountant":"xyz","state":{}}`,
 	} {
-		if _, err := LoadAccountant([]byte(bad), ""); err == nil {
+		if _, err := LoadAccountant([]byte(bad), AccountantConfig{}); err == nil {
 			t.Errorf("accepted %s", bad)
 		}
 	}
@@ -157,7 +157,7 @@ func TestMaxSteps(t *testing.T) {
 		// fresh accountant with the same history reports.
 		c := acc.CloneAccountant()
 		c.Compose(m, n)
-		fresh, _ := NewAccounting(acc.Kind(), 0, "", AccountantOptions{})
+		fresh, _ := NewAccountant(acc.Kind(), AccountantConfig{})
 		fresh.Compose(m, 5+n)
 		g1, _ := c.EpsilonFor(1e-5)
 		g2, _ := fresh.EpsilonFor(1e-5)
@@ -193,7 +193,7 @@ func TestCalibrateSigmaPLD(t *testing.T) {
 	if e := epsAt(s - CalibrationTolerance); e <= 2 {
 		t.Errorf("σ − tol = %v already gives ε = %v ≤ 2", s-CalibrationTolerance, e)
 	}
-	rdp, _ := CalibrateSigma(CalibrationRequest{TargetEpsilon: 2, Delta: 1e-5, Q: 0.01, Steps: 500})
+	rdp, _ := CalibrateSigma(CalibrationRequest{TargetEpsilon: 2, Delta: 1e-5, Q: 0.01, Steps: 500, Accountant: KindRDP})
 	if !(s < rdp) {
 		t.Errorf("PLD σ %v not below RDP σ %v", s, rdp)
 	}
