@@ -470,7 +470,7 @@ func TestAdaPDPRunsToThreshold(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := pdpsgd.NewLedger(budgets, privacy.Conversion(c.Conversion))
+	l, err := pdpsgd.NewLedger(budgets, privacy.KindRDP, privacy.AccountantConfig{Conversion: privacy.Conversion(c.Conversion)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/privtrain/privtrain/privacy"
 	"github.com/privtrain/privtrain/randstream"
@@ -16,25 +17,26 @@ const (
 	// AccountingRDP is per-example individual RDP: every DP-SGD step
 	// samples example i with probability q·π_i, and example i's spend is
 	// the RDP composition of all its steps (see the package documentation).
-	AccountingRDP Accounting = "rdp"
+	AccountingRDP Accounting = Accounting(privacy.KindRDP)
 	// AccountingPaper is the paper's ε-level accounting, made valid: see
 	// NewPaperLedger.
 	AccountingPaper Accounting = "paper"
 	// AccountingPLD is AccountingRDP's per-example argument on the PLD
-	// accountant (NewPLDLedger): each class composes the PLDs of its
+	// accountant (NewLedger with privacy.KindPLD): each class composes the PLDs of its
 	// Poisson-subsampled Gaussian steps at rate q·π, and ε_i is the PLD's
 	// certified upper bound at δ_i.
-	AccountingPLD Accounting = "pld"
+	AccountingPLD Accounting = Accounting(privacy.KindPLD)
+	// Any other registered accountant's name (privacy.RegisterAccountant)
+	// is the same per-example argument on that accountant.
 )
 
 // Validate checks the accounting name ("" is not accepted; callers default
 // it).
 func (a Accounting) Validate() error {
-	switch a {
-	case AccountingRDP, AccountingPaper, AccountingPLD:
+	if a == AccountingPaper || privacy.CheckAccountantName(string(a)) == nil {
 		return nil
 	}
-	return fmt.Errorf("unknown PDP accounting %q (want %q, %q or %q)", string(a), AccountingRDP, AccountingPaper, AccountingPLD)
+	return fmt.Errorf("unknown PDP accounting %q (want %q or an accountant: %s)", string(a), AccountingPaper, strings.Join(privacy.AccountantNames(), ", "))
 }
 
 // NewPaperLedger starts a ledger with the paper's ε-level accounting
@@ -71,7 +73,7 @@ func NewPaperLedger(budgets []Budget, c privacy.Conversion, rounds int) (*Ledger
 	if rounds < 1 {
 		return nil, fmt.Errorf("ledger: paper accounting needs rounds ≥ 1, got %d", rounds)
 	}
-	l, err := NewLedger(budgets, c)
+	l, err := NewLedger(budgets, privacy.KindRDP, privacy.AccountantConfig{Conversion: c})
 	if err != nil {
 		return nil, err
 	}

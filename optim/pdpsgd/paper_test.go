@@ -152,7 +152,7 @@ func TestDrawRates(t *testing.T) {
 			t.Errorf("class ε = %v: %v of %v drawn, π = %v", c.budget.Epsilon, in[k], m, p)
 		}
 	}
-	rl, _ := NewLedger(budgets, "")
+	rl, _ := NewLedger(budgets, privacy.KindRDP, privacy.AccountantConfig{})
 	if _, _, err := rl.DrawRates(r, randstream.FromSeed(1)); err == nil {
 		t.Error("DrawRates accepted under RDP accounting")
 	}
