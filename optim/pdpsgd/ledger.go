@@ -657,7 +657,7 @@ func (c *class) epsilon() (privacy.Guarantee, error) {
 
 // paper reports whether the ledger uses the paper's ε-level accounting
 // (AccountingPaper) rather than per-example composition on its accountant.
-func (l *Ledger) paper() bool { return l.paper() }
+func (l *Ledger) paper() bool { return l.acc == AccountingPaper }
 
 // SameBudgets reports whether the ledger was made for these budgets.
 func (l *Ledger) SameBudgets(b []Budget) bool {

@@ -123,7 +123,7 @@ func TestPlanDPSGDAtMinEpsilon(t *testing.T) {
 			t.Fatalf("rate %v, want 1", p)
 		}
 	}
-	want, _ := privacy.CalibrateSigma(privacy.CalibrationRequest{TargetEpsilon: 0.5, Delta: 1e-5, Q: q, Steps: 200})
+	want, _ := privacy.CalibrateSigma(privacy.CalibrationRequest{TargetEpsilon: 0.5, Delta: 1e-5, Q: q, Steps: 200, Accountant: privacy.KindRDP})
 	if r.Tau != 0.5 || math.Abs(r.Sigma-want) > 2*privacy.CalibrationTolerance {
 		t.Errorf("τ = %v, σ = %v; want 0.5, %v", r.Tau, r.Sigma, want)
 	}
