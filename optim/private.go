@@ -34,11 +34,13 @@ type PrivateConfig struct {
 	Steps int
 	// Delta is the δ at which ε is reported (and calibrated), in (0, 1).
 	Delta float64
-	// Accountant is privacy.KindPLD (the default: a certified upper bound
-	// from the privacy loss distribution, the tightest here) or
-	// privacy.KindRDP (Rényi DP, as Opacus' RDP accountant).
+	// Accountant is any registered accountant (privacy.AccountantNames):
+	// privacy.KindPLD (a certified upper bound from the privacy loss
+	// distribution, the tightest here), privacy.KindRDP (Rényi DP, as
+	// Opacus' RDP accountant), ...; "" means privacy.DefaultAccountant of
+	// the step (PLD: the subsampled Gaussian has one).
 	Accountant string
-	// Conversion from RDP to (ε, δ) ("" means privacy.ConversionBBG); RDP only.
+	// Conversion from RDP to (ε, δ) ("" means privacy.DefaultConversion); RDP only.
 	Conversion privacy.Conversion
 	// LR is the learning rate (> 0).
 	LR float64
@@ -129,16 +131,13 @@ func MakePrivate(m model.Model, data *datasets.Dataset, cfg PrivateConfig) (*Pri
 	if !(q > 0 && q <= 1) {
 		return nil, fmt.Errorf("optim: make private: sampling rate q must be in (0, 1], got %v", q)
 	}
-	conv := cfg.Conversion
-	if conv == "" {
-		conv = privacy.ConversionBBG
-	}
+	conv := cfg.Conversion.OrDefault()
 	kind := cfg.Accountant
 	if kind == "" {
-		kind = privacy.KindPLD
+		kind = privacy.DefaultAccountant(privacy.PoissonSubsampled{Base: privacy.Gaussian{Sigma: 1}, Q: q})
 	}
-	if kind != privacy.KindPLD && kind != privacy.KindRDP {
-		return nil, fmt.Errorf("optim: make private: accountant must be %q or %q, got %q", privacy.KindPLD, privacy.KindRDP, kind)
+	if err := privacy.CheckAccountantName(kind); err != nil {
+		return nil, fmt.Errorf("optim: make private: %w", err)
 	}
 	sigma := cfg.Sigma
 	switch {
@@ -150,7 +149,7 @@ func MakePrivate(m model.Model, data *datasets.Dataset, cfg PrivateConfig) (*Pri
 		}
 		var err error
 		sigma, err = privacy.CalibrateSigma(privacy.CalibrationRequest{
-			TargetEpsilon: cfg.TargetEpsilon, Delta: cfg.Delta, Q: q, Steps: cfg.Steps, Conversion: conv,
+			TargetEpsilon: cfg.TargetEpsilon, Delta: cfg.Delta, Q: q, Steps: cfg.Steps, Conversion: cfg.Conversion,
 			Accountant: kind,
 		})
 		if err != nil {
@@ -188,7 +187,7 @@ func MakePrivate(m model.Model, data *datasets.Dataset, cfg PrivateConfig) (*Pri
 	if err != nil {
 		return nil, fmt.Errorf("optim: make private: %w", err)
 	}
-	acct, err := privacy.NewAccounting(kind, 0, conv, privacy.AccountantOptions{})
+	acct, err := privacy.NewAccountant(kind, privacy.AccountantConfig{Conversion: cfg.Conversion})
 	if err != nil {
 		return nil, fmt.Errorf("optim: make private: %w", err)
 	}

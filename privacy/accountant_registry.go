@@ -10,8 +10,9 @@ import (
 )
 
 // AccountantConfig configures an accountant made by name (NewAccountant) or
-// restored (LoadAccountant). Each accountant reads the fields it documents
-// and refuses a set field it cannot honour.
+// restored (LoadAccountant). Each accountant reads the fields it applies to;
+// the PLD accountant refuses the RDP options that would change a number
+// (conversion mironov, allow-unproven, orders).
 type AccountantConfig struct {
 	// Conversion is the RDP → (ε, δ) conversion of the RDP accountant (""
 	// means DefaultConversion); on load, the conversion of a bare RDP
@@ -178,9 +179,6 @@ func EpsilonSoFar(a Accountant, delta float64, limit int) (g Guarantee, ahead bo
 func init() {
 	RegisterAccountant(KindRDP, AccountantDef{
 		New: func(cfg AccountantConfig) (Accountant, error) {
-			if cfg.Interval != 0 {
-				return nil, errors.New("a discretization interval is a PLD option")
-			}
 			if err := cfg.Conversion.OrDefault().Validate(); err != nil {
 				return nil, err
 			}
@@ -221,7 +219,7 @@ func init() {
 // pldOptions refuses the RDP options for the PLD accountant.
 func pldOptions(cfg AccountantConfig) error {
 	if cfg.Conversion == ConversionMironov || cfg.AllowUnproven || cfg.Orders != nil {
-		return errors.New("the PLD accountant does not use conversion mironov, allow-unproven or orders (RDP options): use accountant rdp")
+		return errors.New("conversion mironov, allow-unproven and orders are options of the RDP accountant; the pld accountant would ignore them (use accountant rdp)")
 	}
 	return nil
 }

@@ -470,8 +470,12 @@ func (c *TrainConfig) validate() error {
 	if c.CheckpointEvery < 0 || c.EvalEvery < -1 {
 		return bad("checkpoint interval must be ≥ 0 and evaluation interval ≥ −1 (0: unset, every epoch for a new run; −1: only at the end), got %d and %d", c.CheckpointEvery, c.EvalEvery)
 	}
-	if c.Accountant == "pld" && (c.Conversion == "mironov" || c.AllowUnproven) {
-		return bad("conversion mironov and allow-unproven are options of the RDP accountant; the pld accountant would ignore them (use accountant rdp)")
+	if c.Accountant != "" {
+		// The accountant refuses options it cannot honour (the PLD one:
+		// the options of the RDP accountant).
+		if _, err := privacy.NewAccountant(c.Accountant, privacy.AccountantConfig{Conversion: privacy.Conversion(c.Conversion), AllowUnproven: c.AllowUnproven}); err != nil {
+			return bad("%v", err)
+		}
 	}
 	if contains(pdpMethods(), c.Method) {
 		return c.validatePDP()
@@ -518,8 +522,10 @@ func (c *TrainConfig) validate() error {
 	if c.Conversion != "" && c.Conversion != "bbg" && c.Conversion != "mironov" {
 		return bad("conversion must be bbg or mironov, got %q", c.Conversion)
 	}
-	if c.Accountant != "" && c.Accountant != "pld" && c.Accountant != "rdp" {
-		return bad("accountant must be pld or rdp, got %q", c.Accountant)
+	if c.Accountant != "" {
+		if err := privacy.CheckAccountantName(c.Accountant); err != nil {
+			return bad("accountant: %v", err)
+		}
 	}
 	if c.PLDInterval != 0 && (!(c.PLDInterval > 0 && c.PLDInterval <= 1) || c.Accountant == "rdp") {
 		return bad("pld interval must be in (0, 1] and needs the pld accountant, got %v", c.PLDInterval)

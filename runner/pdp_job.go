@@ -224,12 +224,10 @@ func buildPDPJob(cfg TrainConfig, ck *checkpoint) (*pdpJob, error) {
 	}
 	if ck == nil {
 		var ledger *pdpsgd.Ledger
-		if cfg.PDP.accounting() == pdpsgd.AccountingPaper {
+		if acc := cfg.PDP.accounting(); acc == pdpsgd.AccountingPaper {
 			ledger, err = pdpsgd.NewPaperLedger(budgets, j.conv, rounds)
-		} else if cfg.PDP.accounting() == pdpsgd.AccountingPLD {
-			ledger, err = pdpsgd.NewPLDLedger(budgets, cfg.PLDInterval)
 		} else {
-			ledger, err = pdpsgd.NewLedger(budgets, j.conv)
+			ledger, err = pdpsgd.NewLedger(budgets, string(acc), privacy.AccountantConfig{Conversion: j.conv, Interval: cfg.PLDInterval})
 		}
 		if err != nil {
 			return nil, err
@@ -558,7 +556,7 @@ func (j *pdpJob) finish(s *Summary) (pub, full any, err error) {
 	s.Guarantee = g.Statement
 	s.Accountant = string(j.cfg.PDP.accounting())
 	s.AccountingSeconds = j.st.AcctSecs + j.st.StepEpsSecs
-	s.Bounds, s.BoundAtOrder = boundsUsed(j.acct, g.WorstOrder)
+	s.Bounds, s.BoundAtOrder = privacy.BoundsUsed(&privacy.RDPAccounting{Acc: j.acct}, g.WorstOrder)
 	rep := PDPReport{Method: j.cfg.Method, Budgets: j.budgetsDesc, Rounds: j.st.Reports,
 		Iterations: s.Steps, Guarantee: g, Ledger: ledgerCSV, Skipped: j.st.Skipped, StepEpsilonSeconds: j.st.StepEpsSecs}
 	if j.cfg.Method == "pdp-adapdp" {
