@@ -175,6 +175,15 @@ func EpsilonSoFar(a Accountant, delta float64, limit int) (g Guarantee, ahead bo
 	return g, false, err
 }
 
+// ReportsAhead reports whether EpsilonSoFar on a answers with bounds composed
+// ahead of the steps so far (g.Steps ≥ Steps(): the PLD accountant).
+func ReportsAhead(a Accountant) bool {
+	_, ok := a.(interface {
+		EpsilonBound(delta float64, limit int) (Guarantee, error)
+	})
+	return ok
+}
+
 // The built-in accountants register themselves like any other.
 func init() {
 	RegisterAccountant(KindRDP, AccountantDef{

@@ -379,8 +379,13 @@ type epsilonJSON struct {
 	Bound      string `json:"bound,omitempty"`
 }
 
+// rdpCurve reports whether the command analyses the RDP curve itself (the
+// rdp accountant: orders, conversion, bounds, direct analysis); every other
+// accountant answers through privacy.Accountant (accountEpsilonPLD).
+func rdpCurve(f accountFlags) bool { return f.accountant == privacy.KindRDP }
+
 func accountEpsilon(f accountFlags) (accountOutput, error) {
-	if f.accountant == privacy.KindPLD {
+	if !rdpCurve(f) {
 		return accountEpsilonPLD(f)
 	}
 	if err := checkSteps(f); err != nil {
@@ -534,7 +539,7 @@ func accountSigma(f accountFlags) (accountOutput, error) {
 	if !(f.target > 0 && f.target <= runner.MaxTargetEpsilon) {
 		return accountOutput{}, usagef("--target-epsilon must be in (0, %v], got %v", runner.MaxTargetEpsilon, f.target)
 	}
-	if f.accountant == privacy.KindPLD {
+	if !rdpCurve(f) {
 		return accountSigmaPLD(f)
 	}
 	conv, err := parseConversion(f)

@@ -50,12 +50,15 @@ func checkAccountantFlags(sub string, f accountFlags) error {
 			}
 		}
 		return nil
-	case privacy.KindPLD:
 	default:
-		return usagef("unknown --accountant %q (want pld or rdp)", f.accountant)
+		// Any other registered accountant (privacy.RegisterAccountant)
+		// answers through privacy.Accountant alone.
+		if err := privacy.CheckAccountantName(f.accountant); err != nil {
+			return usagef("--accountant: %v", err)
+		}
 	}
 	if sub == "rdp" {
-		return usagef("--accountant pld does not apply to `account rdp` (an RDP curve)")
+		return usagef("--accountant %s does not apply to `account rdp` (an RDP curve)", f.accountant)
 	}
 	if !(f.interval > 0 && f.interval <= 1) {
 		return usagef("--interval must be in (0, 1], got %v", f.interval)
@@ -233,7 +236,7 @@ func accountEpsilonPLD(f accountFlags) (accountOutput, error) {
 		s := m.Spec()
 		mechs, counts, spec = []privacy.Mechanism{m}, []int{f.steps}, &s
 	}
-	acc, err := privacy.NewPLDAccountant(f.interval)
+	acc, err := privacy.NewAccountant(f.accountant, privacy.AccountantConfig{Interval: f.interval})
 	if err != nil {
 		return accountOutput{}, usageError{err}
 	}
@@ -244,8 +247,8 @@ func accountEpsilonPLD(f accountFlags) (accountOutput, error) {
 			if errors.Is(err, privacy.ErrPLDRange) {
 				return accountOutput{}, usageError{err}
 			}
-			if !privacy.HasPLD(m) {
-				return accountOutput{}, usagef("mechanism %s has no proven privacy loss distribution; use --accountant rdp", m.Spec().Kind)
+			if privacy.CheckAccountant(f.accountant, m) != nil {
+				return accountOutput{}, usagef("mechanism %s: %v; use --accountant rdp", m.Spec().Kind, err)
 			}
 			return accountOutput{}, err
 		}
@@ -254,14 +257,14 @@ func accountEpsilonPLD(f accountFlags) (accountOutput, error) {
 	if err != nil {
 		return accountOutput{}, err
 	}
-	res := pldEpsilonJSON{Accountant: privacy.KindPLD, Epsilon: boundNum(g.Epsilon), Bound: g.Bound, EpsilonOptimistic: num(g.Optimistic),
+	res := pldEpsilonJSON{Accountant: acc.Kind(), Epsilon: boundNum(g.Epsilon), Bound: g.Bound, EpsilonOptimistic: num(g.Optimistic),
 		Delta: num(g.Delta), Interval: num(g.Interval), Steps: g.Steps, Detail: g.Detail, Mechanism: spec, History: entries}
 	if !(g.Epsilon < math.Inf(1)) {
 		res.EpsilonReason = noFiniteEpsilon(f.delta, "the certified δ(ε) of the composed PLD (its mass at +∞ and round-off slack included) and of the RDP bound")
 	}
 	return accountOutput{json: res, table: func(w io.Writer) {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintf(tw, "accountant:\tpld (interval %g)\n", g.Interval)
+		fmt.Fprintf(tw, "accountant:\t%s (interval %g)\n", acc.Kind(), g.Interval)
 		if spec != nil {
 			fmt.Fprintf(tw, "mechanism:\t%s\n", specString(*spec))
 		} else {
@@ -278,11 +281,11 @@ func accountEpsilonPLD(f accountFlags) (accountOutput, error) {
 // accountSigmaPLD is `account sigma --accountant pld`.
 func accountSigmaPLD(f accountFlags) (accountOutput, error) {
 	sigma, err := privacy.CalibrateSigma(privacy.CalibrationRequest{TargetEpsilon: f.target, Delta: f.delta, Q: f.q,
-		Steps: f.steps, Accountant: privacy.KindPLD, PLDInterval: f.interval})
+		Steps: f.steps, Accountant: f.accountant, PLDInterval: f.interval})
 	if err != nil {
 		return accountOutput{}, err
 	}
-	acc, err := privacy.NewPLDAccountant(f.interval)
+	acc, err := privacy.NewAccountant(f.accountant, privacy.AccountantConfig{Interval: f.interval})
 	if err != nil {
 		return accountOutput{}, err
 	}
@@ -304,10 +307,10 @@ func accountSigmaPLD(f accountFlags) (accountOutput, error) {
 		Steps      int    `json:"steps"`
 		Interval   num    `json:"interval"`
 		Tolerance  num    `json:"tolerance"`
-	}{privacy.KindPLD, num(sigma), num(g.Epsilon), num(g.Optimistic), num(f.target), num(f.delta), num(f.q), f.steps,
+	}{acc.Kind(), num(sigma), num(g.Epsilon), num(g.Optimistic), num(f.target), num(f.delta), num(f.q), f.steps,
 		num(f.interval), num(privacy.CalibrationTolerance)}
 	return accountOutput{json: res, table: func(w io.Writer) {
-		fmt.Fprintf(w, "sigma: %.6f (pld ε = %.6g ≤ %g at δ = %g, q = %g, %d steps, interval %g; tolerance %g)\n",
-			sigma, g.Epsilon, f.target, f.delta, f.q, f.steps, f.interval, privacy.CalibrationTolerance)
+		fmt.Fprintf(w, "sigma: %.6f (%s ε = %.6g ≤ %g at δ = %g, q = %g, %d steps, interval %g; tolerance %g)\n",
+			sigma, acc.Kind(), g.Epsilon, f.target, f.delta, f.q, f.steps, f.interval, privacy.CalibrationTolerance)
 	}}, nil
 }

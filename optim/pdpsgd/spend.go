@@ -26,6 +26,9 @@ type SpendBound struct {
 	Steps int
 	// Accounting names the accountant.
 	Accounting Accounting
+	// Ahead is set when the accountant reports bounds composed ahead of
+	// the steps so far (privacy.ReportsAhead: Steps may exceed them).
+	Ahead bool
 }
 
 // SpendTracker follows the largest per-example spend through a planned
@@ -155,7 +158,7 @@ func (t *SpendTracker) After(steps int) (SpendBound, error) {
 	}
 	add := steps - t.done
 	t.done = steps
-	best := SpendBound{Epsilon: math.Inf(-1), Steps: steps, Accounting: t.l.acc}
+	best := SpendBound{Epsilon: math.Inf(-1), Steps: steps, Accounting: t.l.acc, Ahead: !t.l.paper() && privacy.ReportsAhead(t.l.classes[0].acct)}
 	consider := func(k int, eps float64, covered int) {
 		// Ties go to the smallest budget: the group that used most of its
 		// own.
