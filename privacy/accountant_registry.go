@@ -10,9 +10,10 @@ import (
 )
 
 // AccountantConfig configures an accountant made by name (NewAccountant) or
-// restored (LoadAccountant). Each accountant reads the fields it applies to;
-// the PLD accountant refuses the RDP options that would change a number
-// (conversion mironov, allow-unproven, orders).
+// restored (LoadAccountant). Each accountant reads the fields it applies to
+// and refuses the options of another accountant that would change a number
+// (the PLD accountant: conversion mironov, allow-unproven, orders; the RDP
+// one: an interval).
 type AccountantConfig struct {
 	// Conversion is the RDP → (ε, δ) conversion of the RDP accountant (""
 	// means DefaultConversion); on load, the conversion of a bare RDP
@@ -42,9 +43,9 @@ type AccountantDef struct {
 	// Load restores an accountant from the JSON its MarshalJSON wrote
 	// ({"accountant": name, ...}), configured by cfg (required).
 	Load func(data []byte, cfg AccountantConfig) (Accountant, error)
-	// Accepts reports whether the accountant can account m; nil means
-	// every valid mechanism. DefaultAccountant and CheckAccountant use it.
-	Accepts func(m Mechanism) bool
+	// Accepts fails, saying why, when the accountant cannot account m; nil
+	// means every valid mechanism. CheckAccountant uses it.
+	Accepts func(m Mechanism) error
 	// Summary is one line for help texts.
 	Summary string
 }
@@ -139,8 +140,10 @@ func CheckAccountant(name string, m Mechanism) error {
 	if err != nil {
 		return err
 	}
-	if def.Accepts != nil && !def.Accepts(m) {
-		return fmt.Errorf("accountant %s cannot account the mechanism %s", name, specString(m))
+	if def.Accepts != nil {
+		if err := def.Accepts(m); err != nil {
+			return fmt.Errorf("accountant %s: %w", name, err)
+		}
 	}
 	return nil
 }
@@ -188,6 +191,9 @@ func ReportsAhead(a Accountant) bool {
 func init() {
 	RegisterAccountant(KindRDP, AccountantDef{
 		New: func(cfg AccountantConfig) (Accountant, error) {
+			if cfg.Interval != 0 {
+				return nil, errors.New("a pld interval is an option of the PLD accountant; the rdp accountant would ignore it (use accountant pld)")
+			}
 			if err := cfg.Conversion.OrDefault().Validate(); err != nil {
 				return nil, err
 			}
@@ -220,7 +226,12 @@ func init() {
 			p.configure(cfg)
 			return p, nil
 		},
-		Accepts: HasPLD,
+		Accepts: func(m Mechanism) error {
+			if !HasPLD(m) {
+				return fmt.Errorf("the mechanism %s has no proven privacy loss distribution", specString(m))
+			}
+			return nil
+		},
 		Summary: "privacy loss distributions (certified connect-the-dots upper bound, ZDW22), or the RDP bound of the same history when smaller",
 	})
 }

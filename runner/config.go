@@ -473,7 +473,7 @@ func (c *TrainConfig) validate() error {
 	if c.Accountant != "" {
 		// The accountant refuses options it cannot honour (the PLD one:
 		// the options of the RDP accountant).
-		if _, err := privacy.NewAccountant(c.Accountant, privacy.AccountantConfig{Conversion: privacy.Conversion(c.Conversion), AllowUnproven: c.AllowUnproven}); err != nil {
+		if _, err := privacy.NewAccountant(c.Accountant, privacy.AccountantConfig{Conversion: privacy.Conversion(c.Conversion), AllowUnproven: c.AllowUnproven, Interval: c.PLDInterval}); err != nil {
 			return bad("%v", err)
 		}
 	}
@@ -527,8 +527,8 @@ func (c *TrainConfig) validate() error {
 			return bad("accountant: %v", err)
 		}
 	}
-	if c.PLDInterval != 0 && (!(c.PLDInterval > 0 && c.PLDInterval <= 1) || c.Accountant == "rdp") {
-		return bad("pld interval must be in (0, 1] and needs the pld accountant, got %v", c.PLDInterval)
+	if c.PLDInterval != 0 && !(c.PLDInterval > 0 && c.PLDInterval <= 1) {
+		return bad("pld interval must be in (0, 1], got %v", c.PLDInterval)
 	}
 	switch c.Bound {
 	case "", "auto", "whitebox", "blackbox":

@@ -449,7 +449,7 @@ func newAccountant(cfg TrainConfig, step privacy.Mechanism, conv privacy.Convers
 	acfg := privacy.AccountantConfig{Conversion: privacy.Conversion(cfg.Conversion), AllowUnproven: cfg.AllowUnproven, Interval: cfg.PLDInterval}
 	if resume == nil {
 		if err := privacy.CheckAccountant(kind, step); err != nil {
-			return nil, fmt.Errorf("invalid configuration: method %s: %w (its step is %s; use accountant rdp)", cfg.Method, err, step.Spec().Inner.Kind)
+			return nil, fmt.Errorf("invalid configuration: method %s: %w; use accountant rdp", cfg.Method, err)
 		}
 		if _, err := privacy.NewAccountant(kind, acfg); err != nil {
 			return nil, fmt.Errorf("invalid configuration: the step of %s: %w", cfg.Method, err)

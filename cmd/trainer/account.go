@@ -141,7 +141,7 @@ func parseAccountFlags(sub string, args []string) (accountFlags, error) {
 	fs.BoolVar(&f.direct, "direct", false, "ptr: Theorem 4.2 composed by strong composition")
 	fs.BoolVar(&f.allowUnproven, "allow-unproven", false, "accept bounds outside their proven conditions")
 	fs.BoolVar(&f.json, "json", false, "JSON on stdout")
-	fs.StringVar(&f.accountant, "accountant", "", "accountant: pld or rdp (default: pld where the mechanism has a proven PLD, else rdp)")
+	fs.StringVar(&f.accountant, "accountant", "", "accountant: pld, rdp or any registered one (default: pld where the mechanism has a proven PLD, else rdp)")
 	fs.StringVar(&f.history, "history", "", "pld: JSON list of compositions to account")
 	fs.Float64Var(&f.interval, "interval", privacy.DefaultPLDInterval, "pld: discretization interval of the privacy loss")
 	if err := fs.Parse(args); err != nil {

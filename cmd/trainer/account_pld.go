@@ -42,21 +42,19 @@ func defaultAccountant(sub string, f accountFlags) string {
 // checkAccountantFlags validates --accountant, --history and --interval
 // before any computation (all usage errors: exit 2).
 func checkAccountantFlags(sub string, f accountFlags) error {
-	switch f.accountant {
-	case privacy.KindRDP:
+	if err := privacy.CheckAccountantName(f.accountant); err != nil {
+		return usagef("--accountant: %v", err)
+	}
+	if rdpCurve(f) {
 		for _, n := range []string{"history", "interval"} {
 			if f.set[n] {
 				return usagef("--%s needs --accountant pld", n)
 			}
 		}
 		return nil
-	default:
-		// Any other registered accountant (privacy.RegisterAccountant)
-		// answers through privacy.Accountant alone.
-		if err := privacy.CheckAccountantName(f.accountant); err != nil {
-			return usagef("--accountant: %v", err)
-		}
 	}
+	// Every other accountant, built in or registered
+	// (privacy.RegisterAccountant), answers through privacy.Accountant.
 	if sub == "rdp" {
 		return usagef("--accountant %s does not apply to `account rdp` (an RDP curve)", f.accountant)
 	}
@@ -65,7 +63,7 @@ func checkAccountantFlags(sub string, f accountFlags) error {
 	}
 	for _, n := range []string{"orders", "conversion", "direct", "allow-unproven", "bound"} {
 		if f.set[n] {
-			return usagef("--%s is an RDP option; it does not apply to --accountant pld", n)
+			return usagef("--%s is an RDP option; it does not apply to --accountant %s", n, f.accountant)
 		}
 	}
 	if f.set["history"] && sub != "epsilon" {
