@@ -551,7 +551,7 @@ func accountSigma(f accountFlags) (accountOutput, error) {
 		return accountOutput{}, err
 	}
 	sigma, err := privacy.CalibrateSigma(privacy.CalibrationRequest{TargetEpsilon: f.target, Delta: f.delta, Q: f.q,
-		Steps: f.steps, Orders: orders, Conversion: conv})
+		Steps: f.steps, Orders: orders, Conversion: conv, Accountant: f.accountant})
 	if err != nil {
 		return accountOutput{}, err
 	}

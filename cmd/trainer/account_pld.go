@@ -39,6 +39,15 @@ func defaultAccountant(sub string, f accountFlags) string {
 	return privacy.KindRDP
 }
 
+// accountantConfig is the configuration --interval gives (unset: each
+// accountant's default; the PLD one's is the flag's default).
+func accountantConfig(f accountFlags) privacy.AccountantConfig {
+	if f.set["interval"] {
+		return privacy.AccountantConfig{Interval: f.interval}
+	}
+	return privacy.AccountantConfig{}
+}
+
 // checkAccountantFlags validates --accountant, --history and --interval
 // before any computation (all usage errors: exit 2).
 func checkAccountantFlags(sub string, f accountFlags) error {
@@ -234,7 +243,7 @@ func accountEpsilonPLD(f accountFlags) (accountOutput, error) {
 		s := m.Spec()
 		mechs, counts, spec = []privacy.Mechanism{m}, []int{f.steps}, &s
 	}
-	acc, err := privacy.NewAccountant(f.accountant, privacy.AccountantConfig{Interval: f.interval})
+	acc, err := privacy.NewAccountant(f.accountant, accountantConfig(f))
 	if err != nil {
 		return accountOutput{}, usageError{err}
 	}
@@ -279,11 +288,11 @@ func accountEpsilonPLD(f accountFlags) (accountOutput, error) {
 // accountSigmaPLD is `account sigma --accountant pld`.
 func accountSigmaPLD(f accountFlags) (accountOutput, error) {
 	sigma, err := privacy.CalibrateSigma(privacy.CalibrationRequest{TargetEpsilon: f.target, Delta: f.delta, Q: f.q,
-		Steps: f.steps, Accountant: f.accountant, PLDInterval: f.interval})
+		Steps: f.steps, Accountant: f.accountant, PLDInterval: accountantConfig(f).Interval})
 	if err != nil {
 		return accountOutput{}, err
 	}
-	acc, err := privacy.NewAccountant(f.accountant, privacy.AccountantConfig{Interval: f.interval})
+	acc, err := privacy.NewAccountant(f.accountant, accountantConfig(f))
 	if err != nil {
 		return accountOutput{}, err
 	}
@@ -306,9 +315,9 @@ func accountSigmaPLD(f accountFlags) (accountOutput, error) {
 		Interval   num    `json:"interval"`
 		Tolerance  num    `json:"tolerance"`
 	}{acc.Kind(), num(sigma), num(g.Epsilon), num(g.Optimistic), num(f.target), num(f.delta), num(f.q), f.steps,
-		num(f.interval), num(privacy.CalibrationTolerance)}
+		num(g.Interval), num(privacy.CalibrationTolerance)}
 	return accountOutput{json: res, table: func(w io.Writer) {
 		fmt.Fprintf(w, "sigma: %.6f (%s ε = %.6g ≤ %g at δ = %g, q = %g, %d steps, interval %g; tolerance %g)\n",
-			sigma, acc.Kind(), g.Epsilon, f.target, f.delta, f.q, f.steps, f.interval, privacy.CalibrationTolerance)
+			sigma, acc.Kind(), g.Epsilon, f.target, f.delta, f.q, f.steps, g.Interval, privacy.CalibrationTolerance)
 	}}, nil
 }

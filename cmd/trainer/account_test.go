@@ -143,7 +143,7 @@ func TestAccountEpsilonDirect(t *testing.T) {
 func TestAccountSigma(t *testing.T) {
 	m := runAccountJSON(t, "sigma", "--accountant", "rdp", "--target-epsilon", "8", "--delta", "1e-5", "--q", "0.04", "--steps", "2250")
 	sigma := m["sigma"].(float64)
-	want, err := privacy.CalibrateSigma(privacy.CalibrationRequest{TargetEpsilon: 8, Delta: 1e-5, Q: 0.04, Steps: 2250})
+	want, err := privacy.CalibrateSigma(privacy.CalibrationRequest{TargetEpsilon: 8, Delta: 1e-5, Q: 0.04, Steps: 2250, Accountant: privacy.KindRDP})
 	if err != nil || sigma != want || m["epsilon"].(float64) > 8 {
 		t.Errorf("σ = %v (ε %v), library %v (%v)", sigma, m["epsilon"], want, err)
 	}
