@@ -79,11 +79,11 @@ func (g Guarantee) MarshalJSON() ([]byte, error) {
 	}{plain(g), JSONFloat(g.Epsilon), JSONFloat(g.Delta), JSONFloat(g.Optimistic)})
 }
 
-// RDPAccounting is the RDP accountant with its RDP → (ε, δ) conversion, as a
-// Accountant.
+// RDPAccounting is the RDP accountant (RDPAccountant) with its RDP →
+// (ε, δ) conversion, as an Accountant (registered as KindRDP).
 type RDPAccounting struct {
 	Acc        *RDPAccountant
-	Conversion Conversion // "" means ConversionBBG
+	Conversion Conversion // "" means DefaultConversion
 }
 
 // NewRDPAccounting returns an empty RDP accountant on DefaultOrders.
@@ -95,12 +95,7 @@ func NewRDPAccounting(c Conversion, opt AccountantOptions) (*RDPAccounting, erro
 	return &RDPAccounting{Acc: a, Conversion: c}, nil
 }
 
-func (r *RDPAccounting) conv() Conversion {
-	if r.Conversion == "" {
-		return ConversionBBG
-	}
-	return r.Conversion
-}
+func (r *RDPAccounting) conv() Conversion { return r.Conversion.OrDefault() }
 
 // Kind is KindRDP.
 func (r *RDPAccounting) Kind() string { return KindRDP }

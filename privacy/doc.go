@@ -21,11 +21,13 @@
 //   - Conversions: EpsilonFromRDP and DeltaFromRDP with ConversionMironov
 //     (Mironov 2017) or ConversionBBG (Balle et al. 2020), minimized over a
 //     grid of orders (DefaultOrders is Opacus' grid).
-//   - Accountant: composes mechanisms (cached per Spec), refuses unproven
-//     bounds unless AccountantOptions.AllowUnproven, answers ε for δ and δ
-//     for ε, and serializes its full history as JSON for exact resumption.
+//   - RDPAccountant: composes mechanisms' RDP curves (cached per Spec),
+//     refuses unproven bounds unless AccountantOptions.AllowUnproven,
+//     answers ε for δ and δ for ε, and serializes its full history as JSON
+//     for exact resumption.
 //   - CalibrateSigma: the smallest DP-SGD noise multiplier for a target
-//     (ε, δ), optionally after a prior history (PDP-SGD's Algorithm 4).
+//     (ε, δ) on any accountant, optionally after a prior history (PDP-SGD's
+//     Algorithm 4).
 //   - StrongComposition: (ε, δ)-DP composition (Kairouz, Oh & Viswanath
 //     2015), for analyses that have no RDP curve, such as PTRDirect.
 //   - PersonalizedEpsilons: per-example ε from individual RDP curves
@@ -37,10 +39,16 @@
 //     with a certified connect-the-dots upper estimate and an optimistic one;
 //     FFT composition and repeated squaring (pld.go states the proof and the
 //     floating-point assumptions).
-//   - Accountant: one interface over the RDP accountant
-//     (RDPAccounting) and the PLD accountant (PLDAccountant); LoadAccountant
-//     restores either from JSON; MaxSteps answers budget questions;
-//     PLDAccountant.EpsilonBound is a cached certified per-step ε.
+//   - Accountant: the one interface of every accountant: the RDP one
+//     (RDPAccounting), the PLD one (PLDAccountant) and any other registered
+//     with RegisterAccountant (accountant_registry.go), made by name
+//     (NewAccountant) and restored from JSON (LoadAccountant).
+//     DefaultAccountant is the one rule for the default (PLD where the
+//     mechanism has one, else RDP), DefaultConversion the one default RDP →
+//     (ε, δ) conversion; EpsilonSoFar is the per-step ε (the PLD
+//     accountant's cached certified bound); MaxSteps answers budget
+//     questions. Code outside this package never branches on the kind
+//     (internal/seamcheck keeps it so).
 //   - CalibrateSigma on PLD (pld_calibrate.go) searches on a coarser,
 //     still certified grid and refines on the accountant's grid; squaring
 //     chains, prefix compositions and shared step PLDs (PLDCache) make

@@ -38,7 +38,7 @@ type PDPConfig struct {
 	// argument of AccountingRDP (per-step personalized Poisson sampling,
 	// each example's steps are Poisson-subsampled Gaussians at its rates
 	// q·π_i) on the PLD accountant, whose dominating pairs are proven for
-	// exactly that mechanism (NewPLDLedger); "rdp" (the same argument on
+	// exactly that mechanism (pdpsgd.NewLedger with the pld accountant); "rdp" (the same argument on
 	// per-example RDP); or "paper" (Theorem 4.2 per round with D_R drawn
 	// once per round, Theorem 4.3 across rounds, δ_R = δ_i/k; see
 	// optim/pdpsgd.NewPaperLedger for its validity conditions). A resumed

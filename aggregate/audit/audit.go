@@ -247,7 +247,7 @@ func claim(mech privacy.Mechanism, delta float64) (eps, order float64, err error
 	if err := acct.Compose(mech, 1); err != nil {
 		return 0, 0, err
 	}
-	r, err := acct.Epsilon(delta, privacy.ConversionBBG)
+	r, err := acct.Epsilon(delta, privacy.DefaultConversion)
 	if err != nil {
 		return 0, 0, err
 	}

@@ -124,7 +124,7 @@ func parseAccountFlags(sub string, args []string) (accountFlags, error) {
 	fs.StringVar(&f.mech, "mech", "", "mechanism: gaussian, laplace, ptr or rgm")
 	fs.StringVar(&f.bound, "bound", string(privacy.SubsampleAuto), "subsampling bound: whitebox, blackbox, lower or auto")
 	fs.StringVar(&f.orders, "orders", "", "comma-separated Rényi orders (default: Opacus' grid)")
-	fs.StringVar(&f.conversion, "conversion", string(privacy.ConversionBBG), "RDP→DP conversion: mironov or bbg")
+	fs.StringVar(&f.conversion, "conversion", string(privacy.DefaultConversion), "RDP→DP conversion: mironov or bbg")
 	fs.Float64Var(&f.q, "q", 0, "Poisson sampling rate in (0, 1]")
 	fs.Float64Var(&f.sigma, "sigma", 0, "Gaussian noise multiplier (gaussian; baseline σ for rgm)")
 	fs.Float64Var(&f.b, "b", 0, "Laplace scale (laplace, ptr)")

@@ -49,7 +49,7 @@
 // (the largest order, 63, leaves log(1/δ_R)/62 even as σ → ∞), so later
 // rounds with small thresholds are impossible or very noisy. Which
 // accounting trains the better model is an empirical question
-// (docs/pdp-evidence.md). AccountingPLD (NewPLDLedger) is the per-example
+// (docs/pdp-evidence.md). AccountingPLD (NewLedger with privacy.KindPLD) is the per-example
 // argument of AccountingRDP on the PLD accountant (certified upper bounds
 // of the exact per-example (ε_i, δ_i) curve, no RDP conversion floor); it
 // is the default of privtrain's PDP methods, with σ calibration on a
