@@ -112,7 +112,7 @@ func PDPPresets() map[string]func(*TrainConfig) {
 // method's step is a Poisson-subsampled Gaussian, whose PLD is proven).
 func (c *PDPConfig) accounting() pdpsgd.Accounting {
 	if c.Accounting == "" {
-		return pdpsgd.AccountingPLD
+		return pdpsgd.DefaultAccounting()
 	}
 	return pdpsgd.Accounting(c.Accounting)
 }

@@ -97,6 +97,13 @@ type Round struct {
 	RoundDelta float64 `json:"round_delta,omitempty"`
 }
 
+// DefaultAccounting is the accounting of a ledger made without a name:
+// privacy.DefaultAccountant of the ledger's step, the Poisson-subsampled
+// Gaussian (the PLD accountant).
+func DefaultAccounting() Accounting {
+	return Accounting(privacy.DefaultAccountant(mechanism(1, 1, 1)))
+}
+
 // NewLedger starts a ledger for the given budgets on the registered
 // accountant name ("" means the default accountant of the ledger's step,
 // privacy.DefaultAccountant): every budget class composes its
@@ -108,7 +115,7 @@ type Round struct {
 // its classes share work (cfg.UpperOnly and cfg.Cache are set).
 func NewLedger(budgets []Budget, name string, cfg privacy.AccountantConfig) (*Ledger, error) {
 	if name == "" {
-		name = privacy.DefaultAccountant(mechanism(1, 1, 1))
+		name = string(DefaultAccounting())
 	}
 	conv := cfg.Conversion.OrDefault()
 	if err := conv.Validate(); err != nil {
