@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -452,7 +453,7 @@ func newAccountant(cfg TrainConfig, step privacy.Mechanism, conv privacy.Convers
 			return nil, fmt.Errorf("invalid configuration: method %s: %w; use accountant rdp", cfg.Method, err)
 		}
 		if _, err := privacy.NewAccountant(kind, acfg); err != nil {
-			return nil, fmt.Errorf("invalid configuration: the step of %s: %w", cfg.Method, err)
+			return nil, fmt.Errorf("invalid configuration: the step of %s is accounted with %s: %w", cfg.Method, strings.ToUpper(kind), err)
 		}
 	}
 	if resume != nil {
