@@ -381,12 +381,12 @@ type epsilonJSON struct {
 
 // rdpCurve reports whether the command analyses the RDP curve itself (the
 // rdp accountant: orders, conversion, bounds, direct analysis); every other
-// accountant answers through privacy.Accountant (accountEpsilonPLD).
+// accountant answers through privacy.Accountant (accountEpsilonWith).
 func rdpCurve(f accountFlags) bool { return f.accountant == privacy.KindRDP }
 
 func accountEpsilon(f accountFlags) (accountOutput, error) {
 	if !rdpCurve(f) {
-		return accountEpsilonPLD(f)
+		return accountEpsilonWith(f)
 	}
 	if err := checkSteps(f); err != nil {
 		return accountOutput{}, err
@@ -540,7 +540,7 @@ func accountSigma(f accountFlags) (accountOutput, error) {
 		return accountOutput{}, usagef("--target-epsilon must be in (0, %v], got %v", runner.MaxTargetEpsilon, f.target)
 	}
 	if !rdpCurve(f) {
-		return accountSigmaPLD(f)
+		return accountSigmaWith(f)
 	}
 	conv, err := parseConversion(f)
 	if err != nil {

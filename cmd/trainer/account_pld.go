@@ -208,8 +208,10 @@ type pldEpsilonJSON struct {
 	History           []historyEntry `json:"history,omitempty"`
 }
 
-// accountEpsilonPLD is `account epsilon --accountant pld`.
-func accountEpsilonPLD(f accountFlags) (accountOutput, error) {
+// accountEpsilonWith is `account epsilon --accountant NAME` for every
+// accountant but the RDP-curve tool (rdpCurve): pld, or any registered one,
+// through privacy.Accountant.
+func accountEpsilonWith(f accountFlags) (accountOutput, error) {
 	if err := checkDelta(f); err != nil {
 		return accountOutput{}, err
 	}
@@ -285,8 +287,9 @@ func accountEpsilonPLD(f accountFlags) (accountOutput, error) {
 	}}, nil
 }
 
-// accountSigmaPLD is `account sigma --accountant pld`.
-func accountSigmaPLD(f accountFlags) (accountOutput, error) {
+// accountSigmaWith is `account sigma --accountant NAME` through
+// privacy.CalibrateSigma and privacy.Accountant (see accountEpsilonWith).
+func accountSigmaWith(f accountFlags) (accountOutput, error) {
 	sigma, err := privacy.CalibrateSigma(privacy.CalibrationRequest{TargetEpsilon: f.target, Delta: f.delta, Q: f.q,
 		Steps: f.steps, Accountant: f.accountant, PLDInterval: accountantConfig(f).Interval})
 	if err != nil {
