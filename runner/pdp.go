@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/privtrain/privtrain/optim/pdpsgd"
+	"github.com/privtrain/privtrain/privacy"
 )
 
 // PDPConfig configures the personalized-DP methods (Heo, Seo & Whang,
@@ -167,6 +168,13 @@ func (c *TrainConfig) validatePDP() error {
 		return bad("pdp-sampling's one-time draw of D_s (Definition B.1) is accounted by Theorem 4.2 on the whole run: set --pdp-accounting paper (got %q)", p.Accounting)
 	case p.NoiseGuard != 0 && c.Method != "pdp-sgd":
 		return bad("the noise guard applies to pdp-sgd only (its rounds continue one model), got %v for %s (set --noise-guard 0)", p.NoiseGuard, c.Method)
+	}
+	if acc := p.accounting(); acc != pdpsgd.AccountingPaper {
+		// The ledger's accountant refuses options it would ignore (an
+		// interval on RDP, conversion mironov on PLD).
+		if _, err := privacy.NewAccountant(string(acc), privacy.AccountantConfig{Conversion: privacy.Conversion(c.Conversion), Interval: c.PLDInterval}); err != nil {
+			return bad("pdp accounting %s: %v", acc, err)
+		}
 	}
 	if err := (pdpsgd.NoiseGuard{Factor: p.NoiseGuard}).Validate(); err != nil {
 		return bad("%v", err)
