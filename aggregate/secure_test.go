@@ -156,7 +156,7 @@ func TestPrecisionAttack(t *testing.T) {
 
 func oneStepEpsilon(t *testing.T, m privacy.Mechanism, delta float64) float64 {
 	t.Helper()
-	a, err := privacy.NewAccountant(nil)
+	a, err := privacy.NewRDPAccountant(nil)
 	if err != nil {
 		t.Fatal(err)
 	}

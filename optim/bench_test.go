@@ -87,7 +87,7 @@ func BenchmarkStep(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					acct, err := privacy.NewAccountant(nil)
+					acct, err := privacy.NewRDPAccountant(nil)
 					if err != nil {
 						b.Fatal(err)
 					}

@@ -12,13 +12,13 @@ import (
 // limitRecorder is an accountant that records the limits MaxSteps is asked
 // for.
 type limitRecorder struct {
-	privacy.PrivacyAccountant
+	privacy.Accountant
 	limits []int
 }
 
 func (r *limitRecorder) MaxSteps(m privacy.Mechanism, target, delta float64, limit int) (int, error) {
 	r.limits = append(r.limits, limit)
-	return r.PrivacyAccountant.MaxSteps(m, target, delta, limit)
+	return r.Accountant.MaxSteps(m, target, delta, limit)
 }
 
 // TestNextStepFitsWithin: the budget check never asks the accountant past
@@ -36,7 +36,7 @@ func TestNextStepFitsWithin(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rec := &limitRecorder{PrivacyAccountant: a}
+		rec := &limitRecorder{Accountant: a}
 		sampler, err := datasets.NewPoissonSampler(data.N, 0.1, 3)
 		if err != nil {
 			t.Fatal(err)

@@ -133,7 +133,7 @@ func TestMakePrivatePTR(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref, err := privacy.NewAccounting(privacy.KindPLD, 0, privacy.ConversionBBG, privacy.AccountantOptions{})
+	ref, err := privacy.NewPLDAccountant(0)
 	if err != nil {
 		t.Fatal(err)
 	}

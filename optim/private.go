@@ -34,12 +34,13 @@ type PrivateConfig struct {
 	Steps int
 	// Delta is the δ at which ε is reported (and calibrated), in (0, 1).
 	Delta float64
-	// Accountant is privacy.KindPLD (the default when the step mechanism
-	// has a proven privacy loss distribution, as DP-SGD's and TSGD+PTR's:
-	// a certified upper bound, the tightest here) or privacy.KindRDP
-	// (Rényi DP, as Opacus' RDP accountant; the default otherwise).
+	// Accountant is any registered accountant (privacy.AccountantNames):
+	// privacy.KindPLD (a certified upper bound from the privacy loss
+	// distribution, the tightest here), privacy.KindRDP (Rényi DP, as
+	// Opacus' RDP accountant), ...; "" means privacy.DefaultAccountant of
+	// the step (PLD for DP-SGD and TSGD+PTR: both have one).
 	Accountant string
-	// Conversion from RDP to (ε, δ) ("" means privacy.ConversionBBG); RDP only.
+	// Conversion from RDP to (ε, δ) ("" means privacy.DefaultConversion); RDP only.
 	Conversion privacy.Conversion
 	// LR is the learning rate (> 0).
 	LR float64
@@ -98,7 +99,7 @@ type Private struct {
 	// Secure is true when the releases are floating-point safe (the
 	// default; false only with PrivateConfig.FloatNoise).
 	Secure     bool
-	Accountant privacy.PrivacyAccountant
+	Accountant privacy.Accountant
 	Sampler    *datasets.PoissonSampler
 	Aggregator aggregate.Aggregator
 	next       int
@@ -144,16 +145,16 @@ func MakePrivate(m model.Model, data *datasets.Dataset, cfg PrivateConfig) (*Pri
 	if !(q > 0 && q <= 1) {
 		return nil, fmt.Errorf("optim: make private: sampling rate q must be in (0, 1], got %v", q)
 	}
-	conv := cfg.Conversion
-	if conv == "" {
-		conv = privacy.ConversionBBG
-	}
+	conv := cfg.Conversion.OrDefault()
 	kind := cfg.Accountant
-	if kind != "" && kind != privacy.KindPLD && kind != privacy.KindRDP {
-		return nil, fmt.Errorf("optim: make private: accountant must be %q or %q, got %q", privacy.KindPLD, privacy.KindRDP, kind)
+	if kind != "" {
+		if err := privacy.CheckAccountantName(kind); err != nil {
+			return nil, fmt.Errorf("optim: make private: %w", err)
+		}
 	}
 	if kind == "" && cfg.TargetEpsilon != 0 {
-		kind = privacy.KindPLD
+		// σ is calibrated for the Gaussian mechanism (ptr-tsum is refused below).
+		kind = privacy.DefaultAccountant(privacy.PoissonSubsampled{Base: privacy.Gaussian{Sigma: 1}, Q: q})
 	}
 	sigma := cfg.Sigma
 	switch {
@@ -167,7 +168,7 @@ func MakePrivate(m model.Model, data *datasets.Dataset, cfg PrivateConfig) (*Pri
 		}
 		var err error
 		sigma, err = privacy.CalibrateSigma(privacy.CalibrationRequest{
-			TargetEpsilon: cfg.TargetEpsilon, Delta: cfg.Delta, Q: q, Steps: cfg.Steps, Conversion: conv,
+			TargetEpsilon: cfg.TargetEpsilon, Delta: cfg.Delta, Q: q, Steps: cfg.Steps, Conversion: cfg.Conversion,
 			Accountant: kind,
 		})
 		if err != nil {
@@ -210,10 +211,7 @@ func MakePrivate(m model.Model, data *datasets.Dataset, cfg PrivateConfig) (*Pri
 	if kind == "" {
 		// PLD when the subsampled step has a proven privacy loss
 		// distribution (the Gaussian, TSGD+PTR: docs/ptr-pld.md), else RDP.
-		kind = privacy.KindRDP
-		if privacy.HasPLD(privacy.PoissonSubsampled{Base: mech, Q: q}) {
-			kind = privacy.KindPLD
-		}
+		kind = privacy.DefaultAccountant(privacy.PoissonSubsampled{Base: mech, Q: q})
 	}
 	key := cfg.Key
 	if key.IsZero() {
@@ -226,7 +224,7 @@ func MakePrivate(m model.Model, data *datasets.Dataset, cfg PrivateConfig) (*Pri
 	if err != nil {
 		return nil, fmt.Errorf("optim: make private: %w", err)
 	}
-	acct, err := privacy.NewAccounting(kind, 0, conv, privacy.AccountantOptions{})
+	acct, err := privacy.NewAccountant(kind, privacy.AccountantConfig{Conversion: cfg.Conversion})
 	if err != nil {
 		return nil, fmt.Errorf("optim: make private: %w", err)
 	}

@@ -114,7 +114,7 @@ func testManualWiring(t *testing.T, float bool) {
 	manual := tinyModel(t)
 	sampler, _ := datasets.NewPoissonSamplerKey(data.N, q, randstream.FromSeed(seed).Derive("sampler"))
 	agg, _ := aggregate.New("sum", aggregate.Config{Sigma: sigma, ClipNorm: 0.5, Secure: !float})
-	acct, _ := privacy.NewAccountant(nil)
+	acct, _ := privacy.NewRDPAccountant(nil)
 	tr, err := NewTrainer(Config{Model: manual, Data: data, Labels: true, Sampler: sampler, Aggregator: agg,
 		ClipNorm: 0.5, LR: 0.3, Q: q, Accountant: &privacy.RDPAccounting{Acc: acct},
 		Delta: 1e-5, NoiseKey: randstream.FromSeed(seed).Derive("noise")})

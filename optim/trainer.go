@@ -79,15 +79,15 @@ type Config struct {
 	// PoissonSubsampler): personalized sampling accounts the worst case.
 	Q float64
 	// Accountant records the privacy cost of every step (nil: non-private):
-	// privacy.RDPAccounting or privacy.PLDAccountant. Only this trainer may
+	// any privacy.Accountant (privacy.NewAccountant). Only this trainer may
 	// compose into it while training (the budget check counts its steps).
 	// The step mechanism it composes is the aggregator's plan
 	// (aggregate.Planned), Poisson-subsampled at q: a private run needs an
 	// aggregator that states its mechanism.
-	Accountant privacy.PrivacyAccountant
+	Accountant privacy.Accountant
 	// Delta is the δ at which ε is reported after each step. Conversion is
-	// kept for callers' records: an RDP accountant (privacy.RDPAccounting)
-	// carries its own conversion, which is the one used.
+	// kept for callers' records: the accountant carries its own
+	// configuration, which is the one used.
 	Delta      float64
 	Conversion privacy.Conversion
 	// Bound chooses the subsampling bound (auto: the best proven one).
@@ -288,9 +288,7 @@ func NewTrainer(cfg Config) (*Trainer, error) {
 			return nil, fmt.Errorf("optim: step mechanism: %w", err)
 		}
 	}
-	if t.cfg.Conversion == "" {
-		t.cfg.Conversion = privacy.ConversionBBG
-	}
+	t.cfg.Conversion = t.cfg.Conversion.OrDefault()
 	if t.cfg.Workers <= 0 {
 		t.cfg.Workers = runtime.GOMAXPROCS(0)
 	}
@@ -420,27 +418,24 @@ func (t *Trainer) Step(step int) (StepResult, error) {
 	if res.LR, err = t.apply(step, lr, t.cfg.Sampler.ExpectedBatchSize()); err != nil {
 		return res, fmt.Errorf("step %d: update: %w", step, err)
 	}
-	if t.cfg.Accountant != nil && t.cfg.Accountant.Kind() == privacy.KindRDP {
-		eps, err := t.cfg.Accountant.EpsilonFor(t.cfg.Delta)
-		if err != nil {
-			return res, fmt.Errorf("step %d: accounting: %w", step, err)
-		}
-		res.Epsilon, res.Accountant = eps.Epsilon, privacy.KindRDP
-	} else if pa, ok := t.cfg.Accountant.(*privacy.PLDAccountant); ok {
-		// PLD: a certified bound on the ε so far, composed on a grid of
-		// step counts and cached (PLDAccountant.EpsilonBound), capped at the
+	if t.cfg.Accountant != nil {
+		// The ε so far; on PLD a certified bound composed on a grid of
+		// step counts and cached (privacy.EpsilonSoFar), capped at the
 		// budget's allowance when one is planned.
 		limit := 0
 		if t.budgetValid {
 			limit = t.budgetBase + t.budgetN
 		}
 		t0 := time.Now()
-		eps, err := pa.EpsilonBound(t.cfg.Delta, limit)
+		eps, ahead, err := privacy.EpsilonSoFar(t.cfg.Accountant, t.cfg.Delta, limit)
 		t.boundTime += time.Since(t0)
 		if err != nil {
 			return res, fmt.Errorf("step %d: accounting: %w", step, err)
 		}
-		res.Epsilon, res.Accountant, res.EpsilonSteps = eps.Epsilon, privacy.KindPLD, eps.Steps
+		res.Epsilon, res.Accountant = eps.Epsilon, t.cfg.Accountant.Kind()
+		if ahead {
+			res.EpsilonSteps = eps.Steps
+		}
 	}
 	if t.cfg.Policy != nil {
 		t.cfg.Policy.Observe(rep.Diagnostics)

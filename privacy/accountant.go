@@ -16,7 +16,7 @@ type AccountantOptions struct {
 	AllowUnproven bool
 }
 
-// Accountant composes the RDP curves of a sequence of mechanisms (any mix of
+// RDPAccountant composes the RDP curves of a sequence of mechanisms (any mix of
 // kinds and parameters, each with a count) on a fixed grid of orders, by the
 // composition theorem of RDP (Mironov 2017, Proposition 1: RDP values add up
 // at every order), and converts the total into (ε, δ)-DP.
@@ -33,8 +33,8 @@ type AccountantOptions struct {
 // (RDPValue.Valid false); +Inf values are always accepted (they are trivially
 // true and never selected by a conversion). See AccountantOptions.
 //
-// An Accountant is not safe for concurrent use.
-type Accountant struct {
+// An RDPAccountant is not safe for concurrent use.
+type RDPAccountant struct {
 	orders        []float64
 	allowUnproven bool
 	mechs         []*composed
@@ -57,19 +57,19 @@ type historyEntry struct {
 
 // NewAccountant returns an empty accountant on the given orders (each finite
 // and > 1; nil or empty means DefaultOrders) that refuses unproven bounds.
-func NewAccountant(orders []float64) (*Accountant, error) {
-	return NewAccountantWithOptions(orders, AccountantOptions{})
+func NewRDPAccountant(orders []float64) (*RDPAccountant, error) {
+	return NewRDPAccountantWithOptions(orders, AccountantOptions{})
 }
 
-// NewAccountantWithOptions is NewAccountant with options.
-func NewAccountantWithOptions(orders []float64, opt AccountantOptions) (*Accountant, error) {
+// NewRDPAccountantWithOptions is NewAccountant with options.
+func NewRDPAccountantWithOptions(orders []float64, opt AccountantOptions) (*RDPAccountant, error) {
 	if len(orders) == 0 {
 		orders = DefaultOrders()
 	}
 	if err := checkOrders(orders); err != nil {
 		return nil, fmt.Errorf("new accountant: %w", err)
 	}
-	return &Accountant{
+	return &RDPAccountant{
 		orders:        append([]float64(nil), orders...),
 		allowUnproven: opt.AllowUnproven,
 		index:         map[string]int{},
@@ -77,10 +77,10 @@ func NewAccountantWithOptions(orders []float64, opt AccountantOptions) (*Account
 }
 
 // Orders returns a copy of the accountant's orders.
-func (a *Accountant) Orders() []float64 { return append([]float64(nil), a.orders...) }
+func (a *RDPAccountant) Orders() []float64 { return append([]float64(nil), a.orders...) }
 
 // AllowUnproven reports whether the accountant accepts unproven bounds.
-func (a *Accountant) AllowUnproven() bool { return a.allowUnproven }
+func (a *RDPAccountant) AllowUnproven() bool { return a.allowUnproven }
 
 // specKey is the canonical identity of a mechanism: its Spec as JSON (map
 // keys sorted, floats in shortest round-trip form).
@@ -118,7 +118,7 @@ func curve(m Mechanism, orders []float64, allowUnproven bool) ([]RDPValue, error
 // unchanged, if the mechanism is invalid, any RDP value is an error, NaN or
 // negative, or a finite value is unproven while unproven bounds are not
 // allowed.
-func (a *Accountant) Compose(m Mechanism, count int) error {
+func (a *RDPAccountant) Compose(m Mechanism, count int) error {
 	if m == nil {
 		return errors.New("accountant: nil mechanism")
 	}
@@ -152,7 +152,7 @@ func (a *Accountant) Compose(m Mechanism, count int) error {
 }
 
 // Steps returns the total number of composed mechanism runs.
-func (a *Accountant) Steps() int {
+func (a *RDPAccountant) Steps() int {
 	var n int64
 	for _, c := range a.mechs {
 		n += c.count
@@ -161,7 +161,7 @@ func (a *Accountant) Steps() int {
 }
 
 // RDP returns the composed RDP curve, one value per order.
-func (a *Accountant) RDP() []float64 {
+func (a *RDPAccountant) RDP() []float64 {
 	total := make([]float64, len(a.orders))
 	for _, c := range a.mechs {
 		n := float64(c.count)
@@ -180,7 +180,7 @@ type Composition struct {
 
 // History returns the compositions in order; consecutive compositions of
 // the same mechanism are merged.
-func (a *Accountant) History() []Composition {
+func (a *RDPAccountant) History() []Composition {
 	out := make([]Composition, len(a.history))
 	for i, h := range a.history {
 		out[i] = Composition{Spec: a.mechs[h.mech].spec, Count: int(h.count)}
@@ -197,7 +197,7 @@ type MechanismCurve struct {
 
 // Mechanisms returns the distinct composed mechanisms in order of first use,
 // with their per-order RDP values and bounds.
-func (a *Accountant) Mechanisms() []MechanismCurve {
+func (a *RDPAccountant) Mechanisms() []MechanismCurve {
 	out := make([]MechanismCurve, len(a.mechs))
 	for i, c := range a.mechs {
 		out[i] = MechanismCurve{Spec: c.spec, Count: int(c.count), RDP: append([]RDPValue(nil), c.rdp...)}
@@ -207,7 +207,7 @@ func (a *Accountant) Mechanisms() []MechanismCurve {
 
 // unproven lists, sorted by first use, the distinct bound names that gave an
 // unproven finite value in a composed mechanism's curve.
-func (a *Accountant) unproven() []string {
+func (a *RDPAccountant) unproven() []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, c := range a.mechs {
@@ -246,7 +246,7 @@ func (r EpsilonResult) MarshalJSON() ([]byte, error) {
 	}{plain(r), JSONFloat(r.Epsilon), JSONFloat(r.Delta), JSONFloat(r.Order)})
 }
 
-func (a *Accountant) result() EpsilonResult {
+func (a *RDPAccountant) result() EpsilonResult {
 	u := a.unproven()
 	return EpsilonResult{Steps: a.Steps(), Proven: len(u) == 0, Unproven: u}
 }
@@ -254,7 +254,7 @@ func (a *Accountant) result() EpsilonResult {
 // Epsilon returns the smallest ε over the orders such that the composition
 // is (ε, delta)-DP under conversion c, with the order attaining it. An
 // empty accountant is (0, δ)-DP.
-func (a *Accountant) Epsilon(delta float64, c Conversion) (EpsilonResult, error) {
+func (a *RDPAccountant) Epsilon(delta float64, c Conversion) (EpsilonResult, error) {
 	r := a.result()
 	r.Delta, r.Conversion = delta, c
 	if err := c.Validate(); err != nil {
@@ -277,7 +277,7 @@ func (a *Accountant) Epsilon(delta float64, c Conversion) (EpsilonResult, error)
 // Delta returns the smallest δ over the orders such that the composition is
 // (eps, δ)-DP under conversion c (eps finite and > 0), with the order
 // attaining it. An empty accountant gives δ = 0.
-func (a *Accountant) Delta(eps float64, c Conversion) (EpsilonResult, error) {
+func (a *RDPAccountant) Delta(eps float64, c Conversion) (EpsilonResult, error) {
 	r := a.result()
 	r.Epsilon, r.Conversion = eps, c
 	if err := c.Validate(); err != nil {
@@ -298,8 +298,8 @@ func (a *Accountant) Delta(eps float64, c Conversion) (EpsilonResult, error) {
 }
 
 // Clone returns an independent copy of the accountant (cache included).
-func (a *Accountant) Clone() *Accountant {
-	b := &Accountant{
+func (a *RDPAccountant) Clone() *RDPAccountant {
+	b := &RDPAccountant{
 		orders:        append([]float64(nil), a.orders...),
 		allowUnproven: a.allowUnproven,
 		mechs:         make([]*composed, len(a.mechs)),
@@ -317,7 +317,7 @@ func (a *Accountant) Clone() *Accountant {
 	return b
 }
 
-// accountantJSON is the serialized form of an Accountant (version 1).
+// accountantJSON is the serialized form of an RDPAccountant (version 1).
 type accountantJSON struct {
 	Version       int             `json:"version"`
 	Orders        []JSONFloat     `json:"orders"`
@@ -365,7 +365,7 @@ func replayHistory(what string, in []historyJSON, want []int64, set func(i int, 
 // MarshalJSON writes the full history: orders, the allow-unproven option,
 // each distinct mechanism's Spec, total count and cached RDP curve (values,
 // bounds, validity), and the ordered list of compositions.
-func (a *Accountant) MarshalJSON() ([]byte, error) {
+func (a *RDPAccountant) MarshalJSON() ([]byte, error) {
 	out := accountantJSON{
 		Version:       1,
 		Orders:        make([]JSONFloat, len(a.orders)),
@@ -401,7 +401,7 @@ const loadTolerance = 1e-9
 // fails unless the stored values, bounds and validity agree with the
 // recomputation (values to a relative 1e-9), the counts agree with the
 // history, and unproven bounds appear only if allow_unproven is set.
-func (a *Accountant) UnmarshalJSON(data []byte) error {
+func (a *RDPAccountant) UnmarshalJSON(data []byte) error {
 	var in accountantJSON
 	if err := json.Unmarshal(data, &in); err != nil {
 		return fmt.Errorf("accountant json: %w", err)
@@ -413,7 +413,7 @@ func (a *Accountant) UnmarshalJSON(data []byte) error {
 	for i, o := range in.Orders {
 		orders[i] = float64(o)
 	}
-	b, err := NewAccountantWithOptions(orders, AccountantOptions{AllowUnproven: in.AllowUnproven})
+	b, err := NewRDPAccountantWithOptions(orders, AccountantOptions{AllowUnproven: in.AllowUnproven})
 	if err != nil {
 		return fmt.Errorf("accountant json: %w", err)
 	}
@@ -465,10 +465,10 @@ func (a *Accountant) UnmarshalJSON(data []byte) error {
 }
 
 // String summarizes the accountant (orders, steps, distinct mechanisms).
-func (a *Accountant) String() string {
+func (a *RDPAccountant) String() string {
 	kinds := make([]string, len(a.mechs))
 	for i, c := range a.mechs {
 		kinds[i] = fmt.Sprintf("%s×%d", c.spec.Kind, c.count)
 	}
-	return fmt.Sprintf("Accountant{%d orders, %d steps: %s}", len(a.orders), a.Steps(), strings.Join(kinds, ", "))
+	return fmt.Sprintf("RDPAccountant{%d orders, %d steps: %s}", len(a.orders), a.Steps(), strings.Join(kinds, ", "))
 }

@@ -41,7 +41,7 @@ func (f fakeBound) Spec() Spec {
 // 2250 steps, δ = 1e-5 → ε = 7.32911117143 with the default orders and the
 // BBG conversion).
 func TestAccountantOpacusReference(t *testing.T) {
-	acc, err := NewAccountant(nil)
+	acc, err := NewRDPAccountant(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func TestAccountantOpacusReference(t *testing.T) {
 
 func TestAccountantHeterogeneous(t *testing.T) {
 	orders := []float64{1.5, 2, 3.5, 8, 16, 32}
-	acc, err := NewAccountant(orders)
+	acc, err := NewRDPAccountant(orders)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +123,7 @@ func TestAccountantHeterogeneous(t *testing.T) {
 }
 
 func TestAccountantRefusesUnproven(t *testing.T) {
-	acc, _ := NewAccountant([]float64{2, 4})
+	acc, _ := NewRDPAccountant([]float64{2, 4})
 	err := acc.Compose(fakeBound{eps: 0.1, valid: false}, 1)
 	if err == nil || !strings.Contains(err.Error(), "fake-bound") {
 		t.Fatalf("unproven bound accepted or unnamed: %v", err)
@@ -139,7 +139,7 @@ func TestAccountantRefusesUnproven(t *testing.T) {
 	if err != nil || !math.IsInf(r.Epsilon, 1) || !r.Proven {
 		t.Errorf("all-Inf: %+v %v", r, err)
 	}
-	b, _ := NewAccountantWithOptions([]float64{2, 4}, AccountantOptions{AllowUnproven: true})
+	b, _ := NewRDPAccountantWithOptions([]float64{2, 4}, AccountantOptions{AllowUnproven: true})
 	if err := b.Compose(fakeBound{eps: 0.1, valid: false}, 3); err != nil {
 		t.Fatal(err)
 	}
@@ -153,10 +153,10 @@ func TestAccountantRefusesUnproven(t *testing.T) {
 }
 
 func TestAccountantErrors(t *testing.T) {
-	if _, err := NewAccountant([]float64{1, 2}); err == nil {
+	if _, err := NewRDPAccountant([]float64{1, 2}); err == nil {
 		t.Error("order 1 accepted")
 	}
-	acc, _ := NewAccountant(nil)
+	acc, _ := NewRDPAccountant(nil)
 	for _, c := range []struct {
 		m Mechanism
 		n int
@@ -183,7 +183,7 @@ func TestAccountantErrors(t *testing.T) {
 
 func TestAccountantJSONResume(t *testing.T) {
 	orders := append(DefaultOrders(), 128, 256)
-	acc, _ := NewAccountant(orders)
+	acc, _ := NewRDPAccountant(orders)
 	for i := range 30 {
 		var m Mechanism = SubsampledGaussian{Q: 256.0 / 60000, Sigma: 1.1}
 		if i%10 == 9 {
@@ -197,12 +197,12 @@ func TestAccountantJSONResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var back Accountant
+	var back RDPAccountant
 	if err := json.Unmarshal(data, &back); err != nil {
 		t.Fatal(err)
 	}
 	// Continue both runs identically: results must agree bit for bit.
-	for _, a := range []*Accountant{acc, &back} {
+	for _, a := range []*RDPAccountant{acc, &back} {
 		if err := a.Compose(SubsampledGaussian{Q: 256.0 / 60000, Sigma: 1.1}, 1000); err != nil {
 			t.Fatal(err)
 		}
@@ -230,19 +230,19 @@ func TestAccountantJSONResume(t *testing.T) {
 	rdp := mech["rdp"].([]any)
 	rdp[5] = rdp[5].(float64) * 0.9
 	bad, _ := json.Marshal(raw)
-	if err := json.Unmarshal(bad, new(Accountant)); err == nil {
+	if err := json.Unmarshal(bad, new(RDPAccountant)); err == nil {
 		t.Error("tampered RDP value accepted")
 	}
 	rdp[5] = rdp[5].(float64) / 0.9
 	mech["count"] = mech["count"].(float64) + 1
 	bad, _ = json.Marshal(raw)
-	if err := json.Unmarshal(bad, new(Accountant)); err == nil {
+	if err := json.Unmarshal(bad, new(RDPAccountant)); err == nil {
 		t.Error("count inconsistent with history accepted")
 	}
 	mech["count"] = mech["count"].(float64) - 1
 	mech["spec"].(map[string]any)["kind"] = "nonesuch"
 	bad, _ = json.Marshal(raw)
-	if err := json.Unmarshal(bad, new(Accountant)); err == nil {
+	if err := json.Unmarshal(bad, new(RDPAccountant)); err == nil {
 		t.Error("unknown kind accepted")
 	}
 }
@@ -272,7 +272,7 @@ func TestFromSpecRoundTrip(t *testing.T) {
 }
 
 func BenchmarkAccountantComposeCached(b *testing.B) {
-	acc, _ := NewAccountant(nil)
+	acc, _ := NewRDPAccountant(nil)
 	m := SubsampledGaussian{Q: 256.0 / 60000, Sigma: 1.1}
 	_ = acc.Compose(m, 1)
 	b.ResetTimer()
@@ -286,7 +286,7 @@ func BenchmarkAccountantComposeCached(b *testing.B) {
 // TestAccountantJSONAllKinds: every registered kind survives the JSON
 // history (FromSpec rebuilds it and the recomputed curve matches).
 func TestAccountantJSONAllKinds(t *testing.T) {
-	acc, _ := NewAccountantWithOptions([]float64{1.5, 2, 4, 8, 16}, AccountantOptions{AllowUnproven: true})
+	acc, _ := NewRDPAccountantWithOptions([]float64{1.5, 2, 4, 8, 16}, AccountantOptions{AllowUnproven: true})
 	for _, m := range []Mechanism{
 		Gaussian{Sigma: 2}, Laplace{B: 3}, PTR{Sigma1: 4, Tau: 0.5, B: 1, Delta0: 1e-8},
 		SubsampledGaussian{Q: 0.01, Sigma: 1.1},
@@ -303,7 +303,7 @@ func TestAccountantJSONAllKinds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var back Accountant
+	var back RDPAccountant
 	if err := json.Unmarshal(data, &back); err != nil {
 		t.Fatal(err)
 	}

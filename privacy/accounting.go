@@ -6,18 +6,19 @@ import (
 	"math"
 )
 
-// Accountant kinds.
+// The built-in accountants' names (see RegisterAccountant).
 const (
 	KindRDP = "rdp"
 	KindPLD = "pld"
 )
 
-// PrivacyAccountant is the interface of both accountants: the RDP one
-// (RDPAccounting around *Accountant) and the PLD one (*PLDAccountant).
-// Training, the CLI and the experiments use it; each reported number says
-// which accountant produced it (Guarantee.Accountant).
-type PrivacyAccountant interface {
-	// Kind is KindRDP or KindPLD.
+// Accountant is the one interface of every privacy accountant: the RDP one
+// (RDPAccounting, around RDPAccountant), the PLD one (PLDAccountant) and any
+// registered with RegisterAccountant. Training, the CLI and the experiments
+// use only this interface; each reported number says which accountant
+// produced it (Guarantee.Accountant).
+type Accountant interface {
+	// Kind is the name the accountant is registered under.
 	Kind() string
 	// Compose records count ≥ 1 runs of m; it fails, leaving the accountant
 	// unchanged, when m cannot be accounted (e.g. no PLD for a PLD
@@ -35,7 +36,10 @@ type PrivacyAccountant interface {
 	// The accountant is not modified.
 	MaxSteps(m Mechanism, target, delta float64, limit int) (int, error)
 	// CloneAccountant returns an independent copy.
-	CloneAccountant() PrivacyAccountant
+	CloneAccountant() Accountant
+	// MarshalJSON writes {"accountant": Kind(), "state": ...} (plus any
+	// other fields the accountant needs); LoadAccountant reads it back
+	// through the registered Load.
 	json.Marshaler
 }
 
@@ -58,6 +62,10 @@ type Guarantee struct {
 	// Bound (PLD accountant only) is the bound reported: BoundPLD, or
 	// BoundRDP when the RDP bound of the same history was smaller.
 	Bound string `json:"bound,omitempty"`
+	// RDP accountant only (not in the JSON): the order attaining ε and the
+	// conversion (see also BoundsUsed).
+	Order      float64    `json:"-"`
+	Conversion Conversion `json:"-"`
 }
 
 // MarshalJSON writes non-finite numbers as strings.
@@ -71,28 +79,23 @@ func (g Guarantee) MarshalJSON() ([]byte, error) {
 	}{plain(g), JSONFloat(g.Epsilon), JSONFloat(g.Delta), JSONFloat(g.Optimistic)})
 }
 
-// RDPAccounting is the RDP accountant with its RDP → (ε, δ) conversion, as a
-// PrivacyAccountant.
+// RDPAccounting is the RDP accountant (RDPAccountant) with its RDP →
+// (ε, δ) conversion, as an Accountant (registered as KindRDP).
 type RDPAccounting struct {
-	Acc        *Accountant
-	Conversion Conversion // "" means ConversionBBG
+	Acc        *RDPAccountant
+	Conversion Conversion // "" means DefaultConversion
 }
 
 // NewRDPAccounting returns an empty RDP accountant on DefaultOrders.
 func NewRDPAccounting(c Conversion, opt AccountantOptions) (*RDPAccounting, error) {
-	a, err := NewAccountantWithOptions(nil, opt)
+	a, err := NewRDPAccountantWithOptions(nil, opt)
 	if err != nil {
 		return nil, err
 	}
 	return &RDPAccounting{Acc: a, Conversion: c}, nil
 }
 
-func (r *RDPAccounting) conv() Conversion {
-	if r.Conversion == "" {
-		return ConversionBBG
-	}
-	return r.Conversion
-}
+func (r *RDPAccounting) conv() Conversion { return r.Conversion.OrDefault() }
 
 // Kind is KindRDP.
 func (r *RDPAccounting) Kind() string { return KindRDP }
@@ -106,27 +109,57 @@ func (r *RDPAccounting) Steps() int { return r.Acc.Steps() }
 // History lists the compositions.
 func (r *RDPAccounting) History() []Composition { return r.Acc.History() }
 
-func rdpGuarantee(e EpsilonResult) Guarantee {
+func (r *RDPAccounting) guarantee(e EpsilonResult) Guarantee {
 	return Guarantee{Accountant: KindRDP, Epsilon: e.Epsilon, Delta: e.Delta, Steps: e.Steps, Optimistic: math.NaN(),
-		Detail: fmt.Sprintf("rdp %s conversion at order %v", e.Conversion, e.Order), Proven: e.Proven}
+		Detail: fmt.Sprintf("rdp %s conversion at order %v", e.Conversion, e.Order), Proven: e.Proven,
+		Order: e.Order, Conversion: e.Conversion}
 }
 
-// EpsilonFor is Accountant.Epsilon with the conversion.
+// EpsilonFor is RDPAccountant.Epsilon with the conversion.
 func (r *RDPAccounting) EpsilonFor(delta float64) (Guarantee, error) {
 	e, err := r.Acc.Epsilon(delta, r.conv())
 	if err != nil {
 		return Guarantee{}, err
 	}
-	return rdpGuarantee(e), nil
+	return r.guarantee(e), nil
 }
 
-// DeltaFor is Accountant.Delta with the conversion.
+// DeltaFor is RDPAccountant.Delta with the conversion.
 func (r *RDPAccounting) DeltaFor(eps float64) (Guarantee, error) {
 	e, err := r.Acc.Delta(eps, r.conv())
 	if err != nil {
 		return Guarantee{}, err
 	}
-	return rdpGuarantee(e), nil
+	return r.guarantee(e), nil
+}
+
+// BoundsUsed lists, for an accountant that composes RDP curves (the RDP
+// accountant), the distinct bound names of the composed curves over all
+// orders and those at the given order (Guarantee.Order); nil, nil for
+// other accountants.
+func BoundsUsed(a Accountant, order float64) (all, atOrder []string) {
+	if r, ok := a.(*RDPAccounting); ok {
+		return r.Acc.boundsUsed(order)
+	}
+	return nil, nil
+}
+
+// boundsUsed is BoundsUsed on the RDP accountant.
+func (a *RDPAccountant) boundsUsed(order float64) (all, atOrder []string) {
+	seenAll, seenAt := map[string]bool{}, map[string]bool{}
+	for _, c := range a.mechs {
+		for i, v := range c.rdp {
+			if !seenAll[v.Bound] {
+				seenAll[v.Bound] = true
+				all = append(all, v.Bound)
+			}
+			if a.orders[i] == order && !seenAt[v.Bound] {
+				seenAt[v.Bound] = true
+				atOrder = append(atOrder, v.Bound)
+			}
+		}
+	}
+	return all, atOrder
 }
 
 // MaxSteps bisects on the (cheap) composed RDP curve.
@@ -142,18 +175,18 @@ func (r *RDPAccounting) MaxSteps(m Mechanism, target, delta float64, limit int) 
 }
 
 // CloneAccountant copies the accountant.
-func (r *RDPAccounting) CloneAccountant() PrivacyAccountant {
+func (r *RDPAccounting) CloneAccountant() Accountant {
 	return &RDPAccounting{Acc: r.Acc.Clone(), Conversion: r.Conversion}
 }
 
-// accountingJSON wraps either accountant's JSON with its kind.
+// accountingJSON wraps an accountant's JSON with its kind.
 type accountingJSON struct {
 	Accountant string          `json:"accountant"`
 	Conversion Conversion      `json:"conversion,omitempty"`
 	State      json.RawMessage `json:"state"`
 }
 
-// MarshalJSON writes {"accountant": "rdp", "conversion": ..., "state": <Accountant JSON>}.
+// MarshalJSON writes {"accountant": "rdp", "conversion": ..., "state": <RDPAccountant JSON>}.
 func (r *RDPAccounting) MarshalJSON() ([]byte, error) {
 	st, err := json.Marshal(r.Acc)
 	if err != nil {
@@ -162,39 +195,29 @@ func (r *RDPAccounting) MarshalJSON() ([]byte, error) {
 	return json.Marshal(accountingJSON{Accountant: KindRDP, Conversion: r.conv(), State: st})
 }
 
-// LoadAccountant restores an accountant written by either implementation's
-// MarshalJSON. A bare RDP Accountant JSON (the format before the PLD
-// accountant existed) is read as an RDP accountant with conversion
-// fallback.
-func LoadAccountant(data []byte, fallback Conversion) (PrivacyAccountant, error) {
+// loadRDP restores an RDPAccounting: the wrapped form, or a bare
+// RDPAccountant JSON (the format before the PLD accountant existed) with
+// conversion cfg.Conversion.
+func loadRDP(data []byte, cfg AccountantConfig) (Accountant, error) {
 	var w accountingJSON
 	if err := json.Unmarshal(data, &w); err != nil {
 		return nil, fmt.Errorf("accountant json: %w", err)
 	}
-	switch w.Accountant {
-	case "":
-		a := &Accountant{}
+	if w.Accountant == "" {
+		a := &RDPAccountant{}
 		if err := json.Unmarshal(data, a); err != nil {
 			return nil, err
 		}
-		return &RDPAccounting{Acc: a, Conversion: fallback}, nil
-	case KindRDP:
-		a := &Accountant{}
-		if err := json.Unmarshal(w.State, a); err != nil {
-			return nil, err
-		}
-		if err := w.Conversion.Validate(); err != nil {
-			return nil, fmt.Errorf("accountant json: %w", err)
-		}
-		return &RDPAccounting{Acc: a, Conversion: w.Conversion}, nil
-	case KindPLD:
-		p := &PLDAccountant{}
-		if err := json.Unmarshal(w.State, p); err != nil {
-			return nil, err
-		}
-		return p, nil
+		return &RDPAccounting{Acc: a, Conversion: cfg.Conversion}, nil
 	}
-	return nil, fmt.Errorf("accountant json: unknown accountant %q", w.Accountant)
+	a := &RDPAccountant{}
+	if err := json.Unmarshal(w.State, a); err != nil {
+		return nil, err
+	}
+	if err := w.Conversion.Validate(); err != nil {
+		return nil, fmt.Errorf("accountant json: %w", err)
+	}
+	return &RDPAccounting{Acc: a, Conversion: w.Conversion}, nil
 }
 
 // maxStepsBisect finds the largest k ≤ limit with fits(k), assuming fits is

@@ -1,9 +1,9 @@
 package privacy
 
 import (
+	"errors"
 	"fmt"
 	"math"
-	"slices"
 )
 
 // CalibrationTolerance is the absolute accuracy of CalibrateSigma: the σ it
@@ -18,48 +18,52 @@ const calibrationMaxSigma = 1e6
 
 // CalibrationRequest describes a noise calibration: Steps compositions of a
 // Poisson-subsampled Gaussian with rate Q after the optional Prior history,
-// to stay within (TargetEpsilon, Delta)-DP.
+// to stay within (TargetEpsilon, Delta)-DP on an accountant.
 type CalibrationRequest struct {
 	TargetEpsilon float64 // > 0
 	Delta         float64 // in (0, 1)
 	Q             float64 // sampling rate, in (0, 1]
 	Steps         int     // ≥ 1
-	// Orders is the grid of Rényi orders; nil means the Prior's orders, or
-	// DefaultOrders without a Prior. With a Prior it must equal its orders.
-	Orders []float64
-	// Conversion from RDP to (ε, δ); "" means ConversionBBG (as Opacus).
-	Conversion Conversion
-	// Prior, if not nil, is the history already spent (PDP-SGD's Algorithm 4
-	// calibrates each round after the previous ones). It is not modified.
-	Prior *Accountant
-	// Accountant selects the accounting: "" or KindRDP (the fields above),
-	// or KindPLD: ε is the PLD accountant's certified upper bound at
-	// interval PLDInterval (0: default), after PriorPLD if not nil (then its
-	// interval is used). Orders, Conversion and Prior must then be unset.
+	// Prior, if not nil, is the history already spent, on the accountant
+	// whose ε is calibrated (PDP-SGD's Algorithm 4 calibrates each round
+	// after the previous ones); its kind and configuration decide ε. It is
+	// not modified. The fields below that choose an accountant must then
+	// be unset (Accountant may name the prior's kind).
+	Prior Accountant
+	// Accountant names a fresh accountant (any registered one) when Prior
+	// is nil; "" means DefaultAccountant of the subsampled Gaussian (the
+	// PLD accountant). Orders and Conversion configure the RDP accountant
+	// (nil: DefaultOrders; "": DefaultConversion), PLDInterval the PLD one
+	// (0: default): see AccountantConfig.
 	Accountant  string
+	Orders      []float64
+	Conversion  Conversion
 	PLDInterval float64
-	PriorPLD    *PLDAccountant
-	// Floor > 0 (PLD only) says that σ below Floor is of no use to the
-	// caller, who takes a maximum over several requests (PDP-SGD's σ over
-	// budget classes): when Floor already meets the target — on the search
-	// grid's certified upper bound, else on the certified grid (see
-	// calibrateSigmaPLD) — CalibrateSigma returns Floor at the cost of one
-	// or two evaluations.
+	// Floor > 0 says that σ below Floor is of no use to the caller, who
+	// takes a maximum over several requests (PDP-SGD's σ over budget
+	// classes): when Floor already meets the target, CalibrateSigma
+	// returns Floor at the cost of one evaluation (on the PLD accountant:
+	// one or two, see calibrateSigmaPLD).
 	Floor float64
+}
+
+// sigmaCalibrator is an accountant with its own (faster, same contract)
+// CalibrateSigma: the RDP accountant sums curves directly, the PLD one
+// searches on a coarser certified grid first (pld_calibrate.go).
+type sigmaCalibrator interface {
+	calibrateSigma(req CalibrationRequest) (float64, error)
 }
 
 // CalibrateSigma returns the smallest noise multiplier σ (to
 // CalibrationTolerance) such that composing req.Steps
-// SubsampledGaussian{req.Q, σ} steps after req.Prior is
-// (req.TargetEpsilon, req.Delta)-DP under req.Conversion, minimized over the
-// orders. It bisects on σ, using that the composed RDP, hence ε, decreases
-// in σ at every order. It fails when the target is unreachable (the prior
+// SubsampledGaussian{req.Q, σ} steps after req.Prior keeps the
+// accountant's ε at req.Delta ≤ req.TargetEpsilon. It is the one
+// calibration for every accountant: it bisects on σ, using that ε
+// decreases in σ (composed RDP decreases at every order; a PLD's losses
+// shrink); the built-in accountants answer the same question faster
+// (sigmaCalibrator). It fails when the target is unreachable (the prior
 // alone spends it, or σ would exceed 1e6).
 func CalibrateSigma(req CalibrationRequest) (float64, error) {
-	conv := req.Conversion
-	if conv == "" {
-		conv = ConversionBBG
-	}
 	switch {
 	case !(req.TargetEpsilon > 0) || math.IsInf(req.TargetEpsilon, 0):
 		return 0, fmt.Errorf("calibrate σ: target ε must be finite and > 0, got %v", req.TargetEpsilon)
@@ -69,41 +73,101 @@ func CalibrateSigma(req CalibrationRequest) (float64, error) {
 		return 0, fmt.Errorf("calibrate σ: sampling rate q must be in (0, 1], got %v", req.Q)
 	case req.Steps < 1:
 		return 0, fmt.Errorf("calibrate σ: steps must be ≥ 1, got %d", req.Steps)
+	case req.Floor < 0 || math.IsNaN(req.Floor) || math.IsInf(req.Floor, 0):
+		return 0, fmt.Errorf("calibrate σ: floor must be finite and ≥ 0, got %v", req.Floor)
 	}
-	if err := conv.Validate(); err != nil {
+	if err := req.Conversion.OrDefault().Validate(); err != nil {
 		return 0, fmt.Errorf("calibrate σ: %w", err)
 	}
-	switch req.Accountant {
-	case "", KindRDP:
-		if req.PriorPLD != nil {
-			return 0, fmt.Errorf("calibrate σ: a PLD prior needs accountant %q", KindPLD)
+	prior := req.Prior
+	if prior == nil {
+		name := req.Accountant
+		if name == "" {
+			name = DefaultAccountant(SubsampledGaussian{Q: req.Q, Sigma: 1})
 		}
-		if req.Floor != 0 {
-			return 0, fmt.Errorf("calibrate σ: a floor needs accountant %q", KindPLD)
+		var err error
+		if prior, err = NewAccountant(name, AccountantConfig{Conversion: req.Conversion, Orders: req.Orders, Interval: req.PLDInterval}); err != nil {
+			return 0, fmt.Errorf("calibrate σ: %w", err)
 		}
-	case KindPLD:
-		return calibrateSigmaPLD(req)
-	default:
-		return 0, fmt.Errorf("calibrate σ: unknown accountant %q", req.Accountant)
+	} else if req.Accountant != "" && req.Accountant != prior.Kind() || req.Orders != nil || req.Conversion != "" || req.PLDInterval != 0 {
+		return 0, errors.New("calibrate σ: with a prior history, the accountant and its configuration are the prior's (leave Accountant, Orders, Conversion and PLDInterval unset)")
 	}
-	orders := req.Orders
-	prior := make([]float64, 0)
-	if req.Prior != nil {
-		if orders == nil {
-			orders = req.Prior.Orders()
-		} else if !slices.Equal(orders, req.Prior.orders) {
-			return 0, fmt.Errorf("calibrate σ: orders differ from the prior accountant's")
+	if c, ok := prior.(sigmaCalibrator); ok {
+		return c.calibrateSigma(req)
+	}
+	if s, ok, err := floorMeets(prior, req); err != nil || ok {
+		return s, err
+	}
+	if err := priorWithin(prior, req); err != nil {
+		return 0, err
+	}
+	// An evaluation that fails counts as "does not meet the target" (the
+	// search moves to larger σ, which is always safe); the last error is
+	// kept for the message when no σ works.
+	var lastErr error
+	epsAt := func(sigma float64) (float64, error) {
+		e, err := epsilonAfter(prior, req, sigma)
+		if err != nil {
+			lastErr = err
+			return math.Inf(1), nil
 		}
-		prior = req.Prior.RDP()
-	} else if orders == nil {
-		orders = DefaultOrders()
+		return e, nil
 	}
-	if err := checkOrders(orders); err != nil {
-		return 0, fmt.Errorf("calibrate σ: %w", err)
+	s, err := bisectSigma(epsAt, req.TargetEpsilon)
+	if err != nil && lastErr != nil {
+		err = fmt.Errorf("%w (last evaluation error: %v)", err, lastErr)
 	}
-	if len(prior) == 0 {
-		prior = make([]float64, len(orders))
+	return s, err
+}
+
+// epsilonAfter is the accountant's ε at req.Delta after req.Steps more
+// SubsampledGaussian{req.Q, σ} steps (on a copy).
+func epsilonAfter(a Accountant, req CalibrationRequest, sigma float64) (float64, error) {
+	c := a.CloneAccountant()
+	if err := c.Compose(SubsampledGaussian{Q: req.Q, Sigma: sigma}, req.Steps); err != nil {
+		return 0, err
 	}
+	g, err := c.EpsilonFor(req.Delta)
+	return g.Epsilon, err
+}
+
+// floorMeets reports whether req.Floor > 0 meets the target on a (one
+// evaluation).
+func floorMeets(a Accountant, req CalibrationRequest) (float64, bool, error) {
+	if req.Floor == 0 {
+		return 0, false, nil
+	}
+	if e, err := epsilonAfter(a, req, req.Floor); err == nil && e <= req.TargetEpsilon {
+		return req.Floor, true, nil
+	}
+	return 0, false, nil
+}
+
+// priorWithin fails when the prior history alone spends the target.
+func priorWithin(a Accountant, req CalibrationRequest) error {
+	if a.Steps() == 0 {
+		return nil
+	}
+	g, err := a.EpsilonFor(req.Delta)
+	if err != nil {
+		return fmt.Errorf("calibrate σ: %w", err)
+	}
+	if g.Epsilon >= req.TargetEpsilon {
+		return fmt.Errorf("calibrate σ: the prior history alone spends ε = %v ≥ target %v", g.Epsilon, req.TargetEpsilon)
+	}
+	return nil
+}
+
+// calibrateSigma is CalibrateSigma on the RDP accountant: the prior's
+// composed curve plus Steps times the step's curve, converted at every
+// order.
+func (r *RDPAccounting) calibrateSigma(req CalibrationRequest) (float64, error) {
+	if s, ok, err := floorMeets(r, req); err != nil || ok {
+		return s, err
+	}
+	conv := r.conv()
+	orders := r.Acc.orders
+	prior := r.Acc.RDP()
 	total := make([]float64, len(orders))
 	epsAt := func(sigma float64) (float64, error) {
 		m := SubsampledGaussian{Q: req.Q, Sigma: sigma}
@@ -119,7 +183,7 @@ func CalibrateSigma(req CalibrationRequest) (float64, error) {
 	}
 	if e, _, err := EpsilonFromRDP(orders, prior, req.Delta, conv); err != nil {
 		return 0, fmt.Errorf("calibrate σ: %w", err)
-	} else if req.Prior != nil && req.Prior.Steps() > 0 && e >= req.TargetEpsilon {
+	} else if r.Acc.Steps() > 0 && e >= req.TargetEpsilon {
 		return 0, fmt.Errorf("calibrate σ: the prior history alone spends ε = %v ≥ target %v", e, req.TargetEpsilon)
 	}
 	return bisectSigma(epsAt, req.TargetEpsilon)

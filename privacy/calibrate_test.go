@@ -4,13 +4,13 @@ import (
 	"testing"
 )
 
-func epsilonOf(t *testing.T, prior *Accountant, q, sigma float64, steps int, delta float64, c Conversion) float64 {
+func epsilonOf(t *testing.T, prior *RDPAccountant, q, sigma float64, steps int, delta float64, c Conversion) float64 {
 	t.Helper()
-	var acc *Accountant
+	var acc *RDPAccountant
 	if prior != nil {
 		acc = prior.Clone()
 	} else {
-		acc, _ = NewAccountant(nil)
+		acc, _ = NewRDPAccountant(nil)
 	}
 	if err := acc.Compose(SubsampledGaussian{Q: q, Sigma: sigma}, steps); err != nil {
 		t.Fatal(err)
@@ -34,7 +34,7 @@ func TestCalibrateSigma(t *testing.T) {
 		{0.5, 1e-6, 0.01, 100, ConversionBBG},
 		{2, 1e-5, 1, 10, ConversionBBG},
 	} {
-		sigma, err := CalibrateSigma(CalibrationRequest{TargetEpsilon: c.target, Delta: c.delta, Q: c.q, Steps: c.steps, Conversion: c.conv})
+		sigma, err := CalibrateSigma(CalibrationRequest{TargetEpsilon: c.target, Delta: c.delta, Q: c.q, Steps: c.steps, Conversion: c.conv, Accountant: KindRDP})
 		if err != nil {
 			t.Fatalf("%+v: %v", c, err)
 		}
@@ -55,7 +55,7 @@ func TestCalibrateSigma(t *testing.T) {
 // ours must be below it and within Opacus' 0.01 precision.
 func TestCalibrateSigmaOpacus(t *testing.T) {
 	const opacus = 1.425307617
-	sigma, err := CalibrateSigma(CalibrationRequest{TargetEpsilon: 8, Delta: 1e-5, Q: 0.04, Steps: 2250})
+	sigma, err := CalibrateSigma(CalibrationRequest{TargetEpsilon: 8, Delta: 1e-5, Q: 0.04, Steps: 2250, Accountant: KindRDP})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,11 +70,11 @@ func TestCalibrateSigmaOpacus(t *testing.T) {
 // TestCalibrateSigmaPrior: with a prior history (PDP-SGD Algorithm 4) the
 // calibrated σ is larger and the whole history meets the target.
 func TestCalibrateSigmaPrior(t *testing.T) {
-	prior, _ := NewAccountant(nil)
+	prior, _ := NewRDPAccountant(nil)
 	if err := prior.Compose(SubsampledGaussian{Q: 0.01, Sigma: 1.3}, 500); err != nil {
 		t.Fatal(err)
 	}
-	req := CalibrationRequest{TargetEpsilon: 4, Delta: 1e-5, Q: 0.02, Steps: 300, Prior: prior}
+	req := CalibrationRequest{TargetEpsilon: 4, Delta: 1e-5, Q: 0.02, Steps: 300, Prior: &RDPAccounting{Acc: prior}, Accountant: KindRDP}
 	with, err := CalibrateSigma(req)
 	if err != nil {
 		t.Fatal(err)
@@ -93,7 +93,7 @@ func TestCalibrateSigmaPrior(t *testing.T) {
 		t.Errorf("σ=%v: ε=%v, at σ−1e-4: %v; prior steps %d", with, at, below, prior.Steps())
 	}
 	// A prior that already spent the target is an error, as is a bad request.
-	req.Prior, req.TargetEpsilon = prior, 0.5
+	req.Prior, req.TargetEpsilon = &RDPAccounting{Acc: prior}, 0.5
 	if _, err := CalibrateSigma(req); err == nil {
 		t.Error("exhausted prior accepted")
 	}
@@ -104,7 +104,7 @@ func TestCalibrateSigmaPrior(t *testing.T) {
 		{TargetEpsilon: 1, Delta: 1e-5, Q: 0.1, Steps: 0},
 		{TargetEpsilon: 1, Delta: 1e-5, Q: 0.1, Steps: 1, Conversion: "x"},
 		{TargetEpsilon: 1, Delta: 1e-5, Q: 0.1, Steps: 1, Orders: []float64{0.5}},
-		{TargetEpsilon: 1, Delta: 1e-5, Q: 0.1, Steps: 1, Orders: []float64{2, 3}, Prior: prior},
+		{TargetEpsilon: 1, Delta: 1e-5, Q: 0.1, Steps: 1, Orders: []float64{2, 3}, Prior: &RDPAccounting{Acc: prior}},
 	} {
 		if _, err := CalibrateSigma(r); err == nil {
 			t.Errorf("%+v accepted", r)
@@ -115,7 +115,7 @@ func TestCalibrateSigmaPrior(t *testing.T) {
 func BenchmarkCalibrateSigma(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
-		if _, err := CalibrateSigma(CalibrationRequest{TargetEpsilon: 3, Delta: 1e-5, Q: 256.0 / 60000, Steps: 14062}); err != nil {
+		if _, err := CalibrateSigma(CalibrationRequest{TargetEpsilon: 3, Delta: 1e-5, Q: 256.0 / 60000, Steps: 14062, Accountant: KindRDP}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -24,6 +24,19 @@ const (
 	ConversionBBG Conversion = "bbg"
 )
 
+// DefaultConversion is the RDP → (ε, δ) conversion used wherever none is
+// given (""): ConversionBBG, as Opacus and dp_accounting. It is stated here
+// only; everything else calls OrDefault.
+const DefaultConversion = ConversionBBG
+
+// OrDefault returns c, or DefaultConversion when c is "".
+func (c Conversion) OrDefault() Conversion {
+	if c == "" {
+		return DefaultConversion
+	}
+	return c
+}
+
 // Validate rejects unknown conversions.
 func (c Conversion) Validate() error {
 	switch c {

@@ -10,7 +10,7 @@ import (
 // DP-SGD on MNIST as in TF-Privacy's tutorial: 60 epochs of batches of 256
 // out of 60000 examples with noise multiplier 1.1.
 func ExampleAccountant() {
-	acc, err := privacy.NewAccountant(nil) // Opacus' default orders
+	acc, err := privacy.NewRDPAccountant(nil) // Opacus' default orders
 	if err != nil {
 		panic(err)
 	}
@@ -28,7 +28,7 @@ func ExampleAccountant() {
 
 	// The JSON history restores an accountant that continues exactly.
 	data, _ := json.Marshal(acc)
-	var resumed privacy.Accountant
+	var resumed privacy.RDPAccountant
 	if err := json.Unmarshal(data, &resumed); err != nil {
 		panic(err)
 	}
@@ -40,15 +40,19 @@ func ExampleAccountant() {
 }
 
 func ExampleCalibrateSigma() {
-	sigma, err := privacy.CalibrateSigma(privacy.CalibrationRequest{
-		TargetEpsilon: 8, Delta: 1e-5, Q: 0.04, Steps: 2250,
-	})
-	if err != nil {
-		panic(err)
+	// Any registered accountant; "" is the default one (PLD here).
+	for _, name := range []string{privacy.KindRDP, ""} {
+		sigma, err := privacy.CalibrateSigma(privacy.CalibrationRequest{
+			TargetEpsilon: 8, Delta: 1e-5, Q: 0.04, Steps: 2250, Accountant: name,
+		})
+		if err != nil {
+			panic(err)
+		}
+		fmt.Printf("%q: σ = %.4f\n", name, sigma)
 	}
-	fmt.Printf("σ = %.4f\n", sigma)
 	// Output:
-	// σ = 1.4158
+	// "rdp": σ = 1.4158
+	// "": σ = 1.3459
 }
 
 func ExampleStrongComposition() {

@@ -11,7 +11,7 @@ import (
 // PLDAccountant composes privacy loss distributions (see PLD): any sequence
 // of mechanisms that have one (PLDMechanism), each with a count.
 //
-// Like the RDP Accountant, it keeps the distinct mechanisms (by Spec) in
+// Like the RDPAccountant, it keeps the distinct mechanisms (by Spec) in
 // order of first use with their total counts, and the ordered history. A
 // query composes, per distinct mechanism, its discretized PLD with itself
 // count times (repeated squaring) and convolves these in order of first use:
@@ -66,7 +66,7 @@ type PLDAccountant struct {
 	// rdp is the RDP accountant of the same history (see pld_rdp.go), built
 	// on the first query; rdpFailed when some mechanism has no proven RDP
 	// curve.
-	rdp       *Accountant
+	rdp       *RDPAccountant
 	rdpFailed bool
 }
 
@@ -467,7 +467,7 @@ func (a *PLDAccountant) cloneP() *PLDAccountant {
 }
 
 // CloneAccountant returns an independent copy.
-func (a *PLDAccountant) CloneAccountant() PrivacyAccountant { return a.cloneP() }
+func (a *PLDAccountant) CloneAccountant() Accountant { return a.cloneP() }
 
 // pldAccountantJSON is the serialized state (version 1).
 type pldAccountantJSON struct {
@@ -554,16 +554,4 @@ func (a *PLDAccountant) String() string {
 		kinds[i] = fmt.Sprintf("%s×%d", c.spec.Kind, c.count)
 	}
 	return fmt.Sprintf("PLDAccountant{interval %g, %d steps: %s}", a.interval, a.Steps(), strings.Join(kinds, ", "))
-}
-
-// NewAccounting returns an empty accountant of the given kind: KindPLD
-// (interval h, 0 = default) or KindRDP (conversion c, options opt).
-func NewAccounting(kind string, h float64, c Conversion, opt AccountantOptions) (PrivacyAccountant, error) {
-	switch kind {
-	case KindPLD:
-		return NewPLDAccountant(h)
-	case KindRDP:
-		return NewRDPAccounting(c, opt)
-	}
-	return nil, fmt.Errorf("unknown accountant %q (want %q or %q)", kind, KindPLD, KindRDP)
 }

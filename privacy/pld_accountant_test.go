@@ -7,8 +7,8 @@ import (
 )
 
 var (
-	_ PrivacyAccountant = (*PLDAccountant)(nil)
-	_ PrivacyAccountant = (*RDPAccounting)(nil)
+	_ Accountant = (*PLDAccountant)(nil)
+	_ Accountant = (*RDPAccounting)(nil)
 )
 
 // Heterogeneous Gaussians compose to one Gaussian: 1/σ² adds up.
@@ -59,14 +59,14 @@ func TestPLDAccountantJSONResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	restored, err := LoadAccountant(data, "")
+	restored, err := LoadAccountant(data, AccountantConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if restored.Kind() != KindPLD || restored.Steps() != a.Steps() || len(restored.History()) != 4 {
 		t.Fatalf("restored %v", restored)
 	}
-	for _, acc := range []PrivacyAccountant{a, restored} {
+	for _, acc := range []Accountant{a, restored} {
 		if err := acc.Compose(sg, 100); err != nil {
 			t.Fatal(err)
 		}
@@ -95,7 +95,7 @@ func TestPLDAccountantJSONResume(t *testing.T) {
 		`{"accountant":"pld","state":{"version":1,"interval":-1}}`,
 		`{"accountant":"xyz","state":{}}`,
 	} {
-		if _, err := LoadAccountant([]byte(bad), ""); err == nil {
+		if _, err := LoadAccountant([]byte(bad), AccountantConfig{}); err == nil {
 			t.Errorf("accepted %s", bad)
 		}
 	}
@@ -131,7 +131,7 @@ func TestMaxSteps(t *testing.T) {
 	m := SubsampledGaussian{Q: 0.02, Sigma: 1.5}
 	pld, _ := NewPLDAccountant(0)
 	rdp, _ := NewRDPAccounting("", AccountantOptions{})
-	for _, acc := range []PrivacyAccountant{pld, rdp} {
+	for _, acc := range []Accountant{pld, rdp} {
 		if err := acc.Compose(m, 5); err != nil {
 			t.Fatal(err)
 		}
@@ -157,7 +157,7 @@ func TestMaxSteps(t *testing.T) {
 		// fresh accountant with the same history reports.
 		c := acc.CloneAccountant()
 		c.Compose(m, n)
-		fresh, _ := NewAccounting(acc.Kind(), 0, "", AccountantOptions{})
+		fresh, _ := NewAccountant(acc.Kind(), AccountantConfig{})
 		fresh.Compose(m, 5+n)
 		g1, _ := c.EpsilonFor(1e-5)
 		g2, _ := fresh.EpsilonFor(1e-5)
@@ -193,7 +193,7 @@ func TestCalibrateSigmaPLD(t *testing.T) {
 	if e := epsAt(s - CalibrationTolerance); e <= 2 {
 		t.Errorf("σ − tol = %v already gives ε = %v ≤ 2", s-CalibrationTolerance, e)
 	}
-	rdp, _ := CalibrateSigma(CalibrationRequest{TargetEpsilon: 2, Delta: 1e-5, Q: 0.01, Steps: 500})
+	rdp, _ := CalibrateSigma(CalibrationRequest{TargetEpsilon: 2, Delta: 1e-5, Q: 0.01, Steps: 500, Accountant: KindRDP})
 	if !(s < rdp) {
 		t.Errorf("PLD σ %v not below RDP σ %v", s, rdp)
 	}

@@ -39,23 +39,14 @@ const (
 // grid (the certified stage refines it to CalibrationTolerance).
 const pldSearchTolerance = 1e-4
 
-// calibrateSigmaPLD is CalibrateSigma on the PLD accountant (see above).
-func calibrateSigmaPLD(req CalibrationRequest) (float64, error) {
-	if req.Prior != nil || req.Orders != nil {
-		return 0, fmt.Errorf("calibrate σ: RDP prior or orders given with the PLD accountant")
-	}
-	if req.Floor < 0 || math.IsNaN(req.Floor) || math.IsInf(req.Floor, 0) {
-		return 0, fmt.Errorf("calibrate σ: floor must be finite and ≥ 0, got %v", req.Floor)
-	}
-	prior := req.PriorPLD
-	if prior == nil {
-		var err error
-		if prior, err = NewPLDAccountant(req.PLDInterval); err != nil {
-			return 0, fmt.Errorf("calibrate σ: %w", err)
-		}
-	} else if req.PLDInterval != 0 && req.PLDInterval != prior.Interval() {
-		return 0, fmt.Errorf("calibrate σ: interval %v differs from the prior's %v", req.PLDInterval, prior.Interval())
-	}
+// calibrateSigma is CalibrateSigma on the PLD accountant (see above), after
+// the accountant's history.
+func (a *PLDAccountant) calibrateSigma(req CalibrationRequest) (float64, error) {
+	return calibrateSigmaPLD(req, a)
+}
+
+// calibrateSigmaPLD is CalibrateSigma on the PLD accountant prior (see above).
+func calibrateSigmaPLD(req CalibrationRequest, prior *PLDAccountant) (float64, error) {
 	h := prior.Interval()
 	var priorFine *PLD
 	if prior.Steps() > 0 {

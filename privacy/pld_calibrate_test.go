@@ -45,7 +45,7 @@ func TestCalibrateSigmaPLDFast(t *testing.T) {
 	if err := prior.Compose(SubsampledGaussian{Q: 0.02, Sigma: 1.2}, 150); err != nil {
 		t.Fatal(err)
 	}
-	rdpPrior, _ := NewAccountant(nil)
+	rdpPrior, _ := NewRDPAccountant(nil)
 	rdpPrior.Compose(SubsampledGaussian{Q: 0.02, Sigma: 1.2}, 150)
 	for _, c := range []struct {
 		name   string
@@ -59,10 +59,10 @@ func TestCalibrateSigmaPLDFast(t *testing.T) {
 		{"one step, q = 1", 3, 1, 1, false},
 	} {
 		req := CalibrationRequest{TargetEpsilon: c.target, Delta: delta, Q: c.q, Steps: c.steps, Accountant: KindPLD, PLDInterval: h}
-		rreq := CalibrationRequest{TargetEpsilon: c.target, Delta: delta, Q: c.q, Steps: c.steps}
+		rreq := CalibrationRequest{TargetEpsilon: c.target, Delta: delta, Q: c.q, Steps: c.steps, Accountant: KindRDP}
 		var hist []Composition
 		if c.prior {
-			req.PriorPLD, req.PLDInterval, rreq.Prior, hist = prior, 0, rdpPrior, prior.History()
+			req.Prior, req.PLDInterval, rreq.Prior, hist = prior, 0, &RDPAccounting{Acc: rdpPrior}, prior.History()
 		}
 		s, err := CalibrateSigma(req)
 		if err != nil {
@@ -109,8 +109,8 @@ func TestCalibrateSigmaPLDFast(t *testing.T) {
 			t.Errorf("%s: floor %v below σ = %v gives %v (%v)", c.name, req.Floor, s, f, err)
 		}
 	}
-	if _, err := CalibrateSigma(CalibrationRequest{TargetEpsilon: 1, Delta: delta, Q: 0.01, Steps: 10, Floor: 1}); err == nil {
-		t.Error("a floor with the RDP accountant was accepted")
+	if s, err := CalibrateSigma(CalibrationRequest{TargetEpsilon: 1, Delta: delta, Q: 0.01, Steps: 10, Accountant: KindRDP, Floor: 100}); err != nil || s != 100 {
+		t.Errorf("a floor of 100 meeting the target on the RDP accountant gives %v (%v)", s, err)
 	}
 	if _, err := CalibrateSigma(CalibrationRequest{TargetEpsilon: 1, Delta: delta, Q: 0.01, Steps: 10, Accountant: KindPLD, Floor: math.NaN()}); err == nil {
 		t.Error("a NaN floor was accepted")

@@ -123,7 +123,7 @@ func TestPLDReportsMinWithRDP(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, _ := NewAccountant(nil)
+		r, _ := NewRDPAccountant(nil)
 		r.Compose(m, c.steps)
 		e, _ := r.Epsilon(c.delta, ConversionBBG)
 		if math.IsInf(g.Epsilon, 0) || g.Epsilon > e.Epsilon || g.Bound != c.wantBound || g.Accountant != KindPLD {
@@ -235,7 +235,7 @@ func TestPLDEpsilonBoundMonotoneSmallDelta(t *testing.T) {
 		if n%35 == 0 {
 			// Both are certified bounds; the per-step one (at g.Steps ≥ n
 			// steps) is min(PLD, RDP) there, so at most the RDP bound.
-			r, _ := NewAccountant(nil)
+			r, _ := NewRDPAccountant(nil)
 			r.Compose(m, g.Steps)
 			e, _ := r.Epsilon(delta, ConversionBBG)
 			if g.Steps < n || g.Epsilon > e.Epsilon {

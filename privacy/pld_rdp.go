@@ -24,14 +24,14 @@ const (
 // rdpShadow returns the RDP accountant of the history (built on first use,
 // then composed along with the PLD accountant), or nil when some mechanism
 // has no proven RDP curve on DefaultOrders.
-func (a *PLDAccountant) rdpShadow() *Accountant {
+func (a *PLDAccountant) rdpShadow() *RDPAccountant {
 	if a.rdpFailed {
 		return nil
 	}
 	if a.rdp != nil {
 		return a.rdp
 	}
-	r, err := NewAccountant(nil)
+	r, err := NewRDPAccountant(nil)
 	if err != nil {
 		a.rdpFailed = true
 		return nil

@@ -266,7 +266,7 @@ func TestPLDBelowRDP(t *testing.T) {
 			continue
 		}
 		m := SubsampledGaussian{Q: c.q, Sigma: c.sigma}
-		acc, _ := NewAccountant(nil)
+		acc, _ := NewRDPAccountant(nil)
 		if err := acc.Compose(m, c.n); err != nil {
 			t.Fatal(err)
 		}

@@ -283,7 +283,7 @@ func TestPTRPLDBelowRDP(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ra, err := NewAccountant(DefaultOrders())
+		ra, err := NewRDPAccountant(DefaultOrders())
 		if err != nil {
 			t.Fatal(err)
 		}

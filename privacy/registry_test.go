@@ -53,7 +53,7 @@ func decodeScaledGaussian(s Spec) (Mechanism, error) {
 func TestRegisteredMechanismResumes(t *testing.T) {
 	const kind = "test-scaled-gaussian"
 	user := PoissonSubsampled{Base: scaledGaussian{Sens: 0.5, Std: 1.2}, Q: 0.02}
-	acc, _ := NewAccountant(nil)
+	acc, _ := NewRDPAccountant(nil)
 	if err := acc.Compose(SubsampledGaussian{Q: 0.02, Sigma: 1}, 10); err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestRegisteredMechanismResumes(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	err = json.Unmarshal(data, new(Accountant))
+	err = json.Unmarshal(data, new(RDPAccountant))
 	if err == nil || !strings.Contains(err.Error(), `unknown kind "`+kind+`"`) || !strings.Contains(err.Error(), "registered: "+strings.Join(Kinds(), ", ")) {
 		t.Fatalf("reload before Register: err = %v, want unknown kind listing the registered ones", err)
 	}
@@ -75,11 +75,11 @@ func TestRegisteredMechanismResumes(t *testing.T) {
 	if !slices.Contains(Kinds(), kind) || !slices.IsSorted(Kinds()) {
 		t.Fatalf("Kinds() = %v", Kinds())
 	}
-	back := new(Accountant)
+	back := new(RDPAccountant)
 	if err := json.Unmarshal(data, back); err != nil {
 		t.Fatalf("reload after Register: %v", err)
 	}
-	for _, a := range []*Accountant{acc, back} {
+	for _, a := range []*RDPAccountant{acc, back} {
 		if err := a.Compose(user, 5); err != nil {
 			t.Fatal(err)
 		}

@@ -89,7 +89,7 @@ func TestAuditRunCatchesMisreportedNoise(t *testing.T) {
 		t.Fatal(err)
 	}
 	q := j.expected / float64(j.train.N)
-	bogus, err := privacy.NewAccountant(nil)
+	bogus, err := privacy.NewRDPAccountant(nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -537,11 +537,15 @@ func (c *TrainConfig) validateCommon() error {
 	if err := c.validateOptimizer(!c.pdp()); err != nil {
 		return err
 	}
-	switch {
-	case c.CheckpointEvery < 0 || c.EvalEvery < -1:
+	if c.CheckpointEvery < 0 || c.EvalEvery < -1 {
 		return invalid("checkpoint interval must be ≥ 0 and evaluation interval ≥ −1 (0: unset, every epoch for a new run; −1: only at the end), got %d and %d", c.CheckpointEvery, c.EvalEvery)
-	case c.Accountant == "pld" && (c.Conversion == "mironov" || c.AllowUnproven):
-		return invalid("conversion mironov and allow-unproven are options of the RDP accountant; the pld accountant would ignore them (use accountant rdp)")
+	}
+	if c.Accountant != "" {
+		// The accountant refuses options it cannot honour (the PLD one:
+		// the options of the RDP accountant).
+		if _, err := privacy.NewAccountant(c.Accountant, privacy.AccountantConfig{Conversion: privacy.Conversion(c.Conversion), AllowUnproven: c.AllowUnproven, Interval: c.PLDInterval}); err != nil {
+			return invalid("%v", err)
+		}
 	}
 	return nil
 }
@@ -625,10 +629,13 @@ func (c *TrainConfig) validateAccounting() error {
 	switch {
 	case c.Conversion != "" && c.Conversion != "bbg" && c.Conversion != "mironov":
 		return invalid("conversion must be bbg or mironov, got %q", c.Conversion)
-	case c.Accountant != "" && c.Accountant != "pld" && c.Accountant != "rdp":
-		return invalid("accountant must be pld or rdp, got %q", c.Accountant)
-	case c.PLDInterval != 0 && (!(c.PLDInterval > 0 && c.PLDInterval <= 1) || c.Accountant == "rdp"):
-		return invalid("pld interval must be in (0, 1] and needs the pld accountant, got %v", c.PLDInterval)
+	case c.PLDInterval != 0 && !(c.PLDInterval > 0 && c.PLDInterval <= 1):
+		return invalid("pld interval must be in (0, 1], got %v", c.PLDInterval)
+	}
+	if c.Accountant != "" {
+		if err := privacy.CheckAccountantName(c.Accountant); err != nil {
+			return invalid("accountant: %v", err)
+		}
 	}
 	switch c.Bound {
 	case "", "auto", "whitebox", "blackbox":

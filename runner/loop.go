@@ -102,10 +102,7 @@ func newRunBase(cfg TrainConfig, ck *checkpoint) (*runBase, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &runBase{cfg: cfg, train: train, test: test, conv: privacy.Conversion(cfg.Conversion), until: math.MaxInt}
-	if b.conv == "" {
-		b.conv = privacy.ConversionBBG
-	}
+	b := &runBase{cfg: cfg, train: train, test: test, conv: privacy.Conversion(cfg.Conversion).OrDefault(), until: math.MaxInt}
 	b.q = cfg.SamplingRate
 	if b.q == 0 {
 		b.q = float64(cfg.BatchSize) / float64(train.N)

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"github.com/privtrain/privtrain/optim/pdpsgd"
+	"github.com/privtrain/privtrain/privacy"
 )
 
 // PDPConfig configures the personalized-DP methods (Heo, Seo & Whang,
@@ -35,7 +36,7 @@ type PDPConfig struct {
 	// argument of AccountingRDP (per-step personalized Poisson sampling,
 	// each example's steps are Poisson-subsampled Gaussians at its rates
 	// q·π_i) on the PLD accountant, whose dominating pairs are proven for
-	// exactly that mechanism (NewPLDLedger); "rdp" (the same argument on
+	// exactly that mechanism (pdpsgd.NewLedger with the pld accountant); "rdp" (the same argument on
 	// per-example RDP); or "paper" (Theorem 4.2 per round with D_R drawn
 	// once per round, Theorem 4.3 across rounds, δ_R = δ_i/k; see
 	// optim/pdpsgd.NewPaperLedger for its validity conditions). A resumed
@@ -104,7 +105,7 @@ func PDPPresets() map[string]func(*TrainConfig) {
 // method's step is a Poisson-subsampled Gaussian, whose PLD is proven).
 func (c *PDPConfig) accounting() pdpsgd.Accounting {
 	if c.Accounting == "" {
-		return pdpsgd.AccountingPLD
+		return pdpsgd.DefaultAccounting()
 	}
 	return pdpsgd.Accounting(c.Accounting)
 }
@@ -133,6 +134,13 @@ func (c *TrainConfig) validatePDP(m Method) error {
 		return invalid("sampling draw applies to pdp-sampling only and must be %s or %s, got %q for %s", samplingPerStep, samplingOnce, p.SamplingDraw, c.Method)
 	case p.NoiseGuard != 0 && !c.uses("noise-guard"):
 		return invalid("the noise guard applies to pdp-sgd only (its rounds continue one model), got %v for %s (set --noise-guard 0)", p.NoiseGuard, c.Method)
+	}
+	if acc := p.accounting(); acc != pdpsgd.AccountingPaper {
+		// The ledger's accountant refuses options it would ignore (an
+		// interval on RDP, conversion mironov on PLD).
+		if _, err := privacy.NewAccountant(string(acc), privacy.AccountantConfig{Conversion: privacy.Conversion(c.Conversion), Interval: c.PLDInterval}); err != nil {
+			return invalid("pdp accounting %s: %v", acc, err)
+		}
 	}
 	if err := (pdpsgd.NoiseGuard{Factor: p.NoiseGuard}).Validate(); err != nil {
 		return invalid("%v", err)

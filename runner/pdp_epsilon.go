@@ -61,7 +61,7 @@ func (s *pdpSpend) logStep(metrics *runLogs, res optim.StepResult) (pdpsgd.Spend
 	}
 	rec := pdpStepRecord{Step: res.Step, EpsilonSpentMax: b.Epsilon, Group: b.Group.Epsilon, GroupDelta: b.Group.Delta,
 		Accountant: string(b.Accounting)}
-	if b.Accounting == pdpsgd.AccountingPLD {
+	if b.Ahead {
 		rec.EpsilonSteps = s.start + b.Steps
 	}
 	res.Epsilon, res.Accountant, res.EpsilonSteps = rec.EpsilonSpentMax, rec.Accountant, rec.EpsilonSteps

@@ -123,7 +123,7 @@ type pdpJob struct {
 	*runBase
 	spec        model.Spec
 	model       model.Model
-	acct        *privacy.Accountant
+	acct        *privacy.RDPAccountant
 	budgetsDesc string
 	st          pdpState
 	// key keys the privacy randomness (see privacyKey).
@@ -234,12 +234,10 @@ func buildPDPJob(cfg TrainConfig, ck *checkpoint) (*pdpJob, error) {
 
 // newPDPLedger is the ledger of a new run for the configured accounting.
 func newPDPLedger(cfg TrainConfig, budgets []pdpsgd.Budget, conv privacy.Conversion, rounds int) (*pdpsgd.Ledger, error) {
-	if cfg.PDP.accounting() == pdpsgd.AccountingPaper {
-		return pdpsgd.NewPaperLedger(budgets, conv, rounds)
-	} else if cfg.PDP.accounting() == pdpsgd.AccountingPLD {
-		return pdpsgd.NewPLDLedger(budgets, cfg.PLDInterval)
+	if acc := cfg.PDP.accounting(); acc != pdpsgd.AccountingPaper {
+		return pdpsgd.NewLedger(budgets, string(acc), privacy.AccountantConfig{Conversion: conv, Interval: cfg.PLDInterval})
 	}
-	return pdpsgd.NewLedger(budgets, conv)
+	return pdpsgd.NewPaperLedger(budgets, conv, rounds)
 }
 
 // start sets up a new run: its ledger, model, accountant and state.
@@ -251,7 +249,7 @@ func (j *pdpJob) start(budgets []pdpsgd.Budget, rounds, roundSteps int) error {
 	if j.model, err = j.initialModel(j.spec, nil); err != nil {
 		return err
 	}
-	if j.acct, err = privacy.NewAccountant(nil); err != nil {
+	if j.acct, err = privacy.NewRDPAccountant(nil); err != nil {
 		return err
 	}
 	j.history = j.acct
@@ -269,7 +267,7 @@ func (j *pdpJob) resume(ck *checkpoint, budgets []pdpsgd.Budget, rounds, roundSt
 		return fmt.Errorf("personalized-DP state: %w", err)
 	}
 	var err error
-	if j.acct, err = privacy.NewAccountant(nil); err != nil {
+	if j.acct, err = privacy.NewRDPAccountant(nil); err != nil {
 		return err
 	}
 	j.history = j.acct
@@ -618,7 +616,7 @@ func (j *pdpJob) finish(s *Summary) (pub, full any, err error) {
 	s.Guarantee = g.Statement
 	s.Accountant = string(j.cfg.PDP.accounting())
 	s.AccountingSeconds = j.st.AcctSecs + j.st.StepEpsSecs
-	s.Bounds, s.BoundAtOrder = boundsUsed(j.acct, g.WorstOrder)
+	s.Bounds, s.BoundAtOrder = privacy.BoundsUsed(&privacy.RDPAccounting{Acc: j.acct}, g.WorstOrder)
 	rep := PDPReport{Method: j.cfg.Method, Budgets: j.budgetsDesc, Rounds: j.st.Reports,
 		Iterations: s.Steps, Guarantee: g, Ledger: ledgerCSV, Skipped: j.st.Skipped, StepEpsilonSeconds: j.st.StepEpsSecs}
 	if j.cfg.method().pdp.ensemble {

@@ -14,7 +14,7 @@ import (
 // mironovEpsilon is min over the accountant's orders of
 // ρ(α) + log(1/δ)/(α − 1): the paper's RDP-to-DP conversion (its Theorem
 // 4.8, Mironov 2017 Prop. 3), computed here from the RDP curve.
-func mironovEpsilon(t *testing.T, a *privacy.Accountant, delta float64) float64 {
+func mironovEpsilon(t *testing.T, a *privacy.RDPAccountant, delta float64) float64 {
 	t.Helper()
 	eps := math.Inf(1)
 	for k, alpha := range a.Orders() {
@@ -80,7 +80,7 @@ func TestPDPMironovConversion(t *testing.T) {
 					continue
 				}
 				checked[[2]float64{eps, delta}] = true
-				acct, _ := privacy.NewAccountant(nil)
+				acct, _ := privacy.NewRDPAccountant(nil)
 				spent, retired := 0.0, false
 				for R, r := range rounds {
 					rem := eps - spent
@@ -97,7 +97,7 @@ func TestPDPMironovConversion(t *testing.T) {
 						}
 						spent = mironovEpsilon(t, acct, delta)
 					} else {
-						a, _ := privacy.NewAccountant(nil)
+						a, _ := privacy.NewRDPAccountant(nil)
 						if err := a.Compose(privacy.PoissonSubsampled{Base: privacy.Gaussian{Sigma: r.Sigma}, Q: r.Q}, r.Steps); err != nil {
 							t.Fatal(err)
 						}

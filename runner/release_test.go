@@ -227,7 +227,7 @@ func TestSecureBudgetStop(t *testing.T) {
 		t.Fatalf("secure sum's mechanism is %#v, want privacy.Gaussian{σ}", mech)
 	}
 	for _, k := range []int{s.Steps, s.Steps + 1} {
-		acct, _ := privacy.NewAccountant(nil)
+		acct, _ := privacy.NewRDPAccountant(nil)
 		if err := acct.Compose(privacy.PoissonSubsampled{Base: mech, Q: 1024.0 / 60000}, k); err != nil {
 			t.Fatal(err)
 		}

@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -282,7 +283,7 @@ type sgdJob struct {
 	model     model.Model
 	trainer   *optim.Trainer
 	agg       aggregate.Aggregator
-	acct      privacy.PrivacyAccountant
+	acct      privacy.Accountant
 	acctTime  time.Duration
 	corrupted int
 }
@@ -464,28 +465,29 @@ func (j *sgdJob) planLength() error {
 }
 
 // newAccountant starts an accountant, or restores it from the checkpoint.
-// The kind is cfg.Accountant, or by default pld when the subsampled step
-// mechanism has a proven PLD and rdp otherwise; a resumed run keeps the
-// kind of its checkpoint (an explicit, different cfg.Accountant is an error).
-func newAccountant(cfg TrainConfig, step privacy.Mechanism, conv privacy.Conversion, resume *checkpoint) (privacy.PrivacyAccountant, error) {
+// The kind is cfg.Accountant (any registered accountant), or by default
+// privacy.DefaultAccountant of the subsampled step mechanism; a resumed run
+// keeps the kind of its checkpoint (an explicit, different cfg.Accountant is
+// an error).
+func newAccountant(cfg TrainConfig, step privacy.Mechanism, conv privacy.Conversion, resume *checkpoint) (privacy.Accountant, error) {
 	kind := cfg.Accountant
 	if kind == "" {
-		kind = privacy.KindRDP
-		if privacy.HasPLD(step) {
-			kind = privacy.KindPLD
+		kind = privacy.DefaultAccountant(step)
+	}
+	acfg := privacy.AccountantConfig{Conversion: privacy.Conversion(cfg.Conversion), AllowUnproven: cfg.AllowUnproven, Interval: cfg.PLDInterval}
+	if resume == nil {
+		if err := privacy.CheckAccountant(kind, step); err != nil {
+			return nil, fmt.Errorf("invalid configuration: method %s: %w; use accountant rdp", cfg.Method, err)
 		}
-	}
-	if kind == privacy.KindPLD && resume == nil && (cfg.Conversion == string(privacy.ConversionMironov) || cfg.AllowUnproven) {
-		return nil, fmt.Errorf("invalid configuration: the step of %s is accounted with PLD, which does not use conversion mironov or allow-unproven (RDP options): add accountant rdp to use them", cfg.Method)
-	}
-	if kind == privacy.KindPLD && !privacy.HasPLD(step) {
-		return nil, fmt.Errorf("invalid configuration: method %s has no proven privacy loss distribution (its step is %s); use accountant rdp", cfg.Method, step.Spec().Inner.Kind)
+		if _, err := privacy.NewAccountant(kind, acfg); err != nil {
+			return nil, fmt.Errorf("invalid configuration: the step of %s is accounted with %s: %w", cfg.Method, strings.ToUpper(kind), err)
+		}
 	}
 	if resume != nil {
 		if len(resume.Accountant) == 0 {
 			return nil, fmt.Errorf("resume %s: the checkpoint has no accountant history", cfg.Out)
 		}
-		acct, err := privacy.LoadAccountant(resume.Accountant, conv)
+		acct, err := privacy.LoadAccountant(resume.Accountant, privacy.AccountantConfig{Conversion: conv})
 		if err != nil {
 			return nil, fmt.Errorf("resume: accountant history: %w", err)
 		}
@@ -494,7 +496,7 @@ func newAccountant(cfg TrainConfig, step privacy.Mechanism, conv privacy.Convers
 		}
 		return acct, nil
 	}
-	return privacy.NewAccounting(kind, cfg.PLDInterval, conv, privacy.AccountantOptions{AllowUnproven: cfg.AllowUnproven})
+	return privacy.NewAccountant(kind, acfg)
 }
 
 func (j *sgdJob) base() *runBase       { return j.runBase }
@@ -556,22 +558,16 @@ func (j *sgdJob) finish(s *Summary) (pub, full any, err error) {
 	if j.acct != nil && j.acct.Steps() > 0 {
 		t0 := time.Now()
 		s.Accountant = j.acct.Kind()
-		if rdp, ok := j.acct.(*privacy.RDPAccounting); ok {
-			r, err := rdp.Acc.Epsilon(j.cfg.Delta, j.conv)
-			if err != nil {
-				return nil, nil, err
-			}
-			s.Epsilon, s.Delta, s.Order, s.Conversion = r.Epsilon, r.Delta, r.Order, string(j.conv)
-			s.Bounds, s.BoundAtOrder = boundsUsed(rdp.Acc, r.Order)
-			s.Unproven = !r.Proven
-		} else {
-			g, err := j.acct.EpsilonFor(j.cfg.Delta)
-			if err != nil {
-				return nil, nil, err
-			}
-			s.Epsilon, s.Delta, s.EpsilonOptimistic, s.PLDInterval = g.Epsilon, g.Delta, g.Optimistic, g.Interval
-			s.Unproven = !g.Proven
+		g, err := j.acct.EpsilonFor(j.cfg.Delta)
+		if err != nil {
+			return nil, nil, err
 		}
+		s.Epsilon, s.Delta, s.Order, s.Conversion, s.PLDInterval = g.Epsilon, g.Delta, g.Order, string(g.Conversion), g.Interval
+		if !math.IsNaN(g.Optimistic) {
+			s.EpsilonOptimistic = g.Optimistic
+		}
+		s.Bounds, s.BoundAtOrder = privacy.BoundsUsed(j.acct, g.Order)
+		s.Unproven = !g.Proven
 		j.acctTime += time.Since(t0)
 		s.AccountingSeconds = (j.acctTime + j.trainer.StepEpsilonTime()).Seconds()
 	}
@@ -619,26 +615,6 @@ func sameModelSpec(a, b model.Spec) bool {
 		}
 	}
 	return true
-}
-
-// boundsUsed lists the distinct bound names of the composed curves over all
-// orders, and those at the given order.
-func boundsUsed(acct *privacy.Accountant, order float64) (all, atOrder []string) {
-	orders := acct.Orders()
-	seenAll, seenAt := map[string]bool{}, map[string]bool{}
-	for _, c := range acct.Mechanisms() {
-		for i, v := range c.RDP {
-			if !seenAll[v.Bound] {
-				seenAll[v.Bound] = true
-				all = append(all, v.Bound)
-			}
-			if orders[i] == order && !seenAt[v.Bound] {
-				seenAt[v.Bound] = true
-				atOrder = append(atOrder, v.Bound)
-			}
-		}
-	}
-	return all, atOrder
 }
 
 // newStepBar is the progress bar of a training run: total steps, steps/s,

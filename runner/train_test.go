@@ -102,7 +102,7 @@ func TestResumeIsExact(t *testing.T) {
 	if err := readJSON(filepath.Join(part.Out, stateFile), &ck); err != nil {
 		t.Fatal(err)
 	}
-	acct, err := privacy.LoadAccountant(ck.Accountant, privacy.ConversionBBG)
+	acct, err := privacy.LoadAccountant(ck.Accountant, privacy.AccountantConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +201,7 @@ func TestBudgetStop(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, run := range []*Summary{s, s2} {
-		acct, _ := privacy.NewAccounting(run.Accountant, 0, privacy.ConversionBBG, privacy.AccountantOptions{})
+		acct, _ := privacy.NewAccountant(run.Accountant, privacy.AccountantConfig{})
 		if err := acct.Compose(step, run.Steps+1); err != nil {
 			t.Fatal(err)
 		}

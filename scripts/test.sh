@@ -26,6 +26,8 @@ go vet -tags purego ./...
 go test -count=1 -tags purego "$@" ./internal/... ./model/
 # The example module (its own go.mod, replace to this checkout): vet, test, and a short training run.
 (cd examples/custom-aggregator && go vet ./... && go test -count=1 ./... && go run . --steps 20)
+# The accountant example module (issue 23): an accountant registered from outside, used by name.
+(cd examples/custom-accountant && go vet ./... && go test -count=1 ./... && go run . --steps 20)
 # CI also runs a tiny grid on a real single-node Slurm (needs root; by hand:
 # scripts/slurm-ci.sh).
 # CI also kills and resumes two short runs at random moments and requires

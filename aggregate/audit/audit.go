@@ -257,14 +257,14 @@ func probe(newAgg Factory, cfg aggregate.Config, dim int) (privacy.Mechanism, er
 
 // claim is the accountant's ε at δ for one run of mech.
 func claim(mech privacy.Mechanism, delta float64) (eps, order float64, err error) {
-	acct, err := privacy.NewAccountant(privacy.DefaultOrders())
+	acct, err := privacy.NewRDPAccountant(privacy.DefaultOrders())
 	if err != nil {
 		return 0, 0, err
 	}
 	if err := acct.Compose(mech, 1); err != nil {
 		return 0, 0, err
 	}
-	r, err := acct.Epsilon(delta, privacy.ConversionBBG)
+	r, err := acct.Epsilon(delta, privacy.DefaultConversion)
 	if err != nil {
 		return 0, 0, err
 	}

@@ -131,7 +131,7 @@ func parseAccountFlags(sub string, args []string) (accountFlags, error) {
 	fs.StringVar(&f.mech, "mech", "", "mechanism: gaussian, laplace, ptr or rgm")
 	fs.StringVar(&f.bound, "bound", string(privacy.SubsampleAuto), "subsampling bound: whitebox, blackbox, lower or auto")
 	fs.StringVar(&f.orders, "orders", "", "comma-separated Rényi orders (default: Opacus' grid)")
-	fs.StringVar(&f.conversion, "conversion", string(privacy.ConversionBBG), "RDP→DP conversion: mironov or bbg")
+	fs.StringVar(&f.conversion, "conversion", string(privacy.DefaultConversion), "RDP→DP conversion: mironov or bbg")
 	fs.Float64Var(&f.q, "q", 0, "Poisson sampling rate in (0, 1]")
 	fs.Float64Var(&f.sigma, "sigma", 0, "Gaussian noise multiplier (gaussian; baseline σ for rgm)")
 	fs.Float64Var(&f.b, "b", 0, "Laplace scale (laplace, ptr)")
@@ -148,7 +148,7 @@ func parseAccountFlags(sub string, args []string) (accountFlags, error) {
 	fs.BoolVar(&f.direct, "direct", false, "ptr: Theorem 4.2 composed by strong composition")
 	fs.BoolVar(&f.allowUnproven, "allow-unproven", false, "accept bounds outside their proven conditions")
 	fs.BoolVar(&f.json, "json", false, "JSON on stdout")
-	fs.StringVar(&f.accountant, "accountant", "", "accountant: pld or rdp (default: pld where the mechanism has a proven PLD, else rdp)")
+	fs.StringVar(&f.accountant, "accountant", "", "accountant: pld, rdp or any registered one (default: pld where the mechanism has a proven PLD, else rdp)")
 	fs.StringVar(&f.history, "history", "", "pld: JSON list of compositions to account")
 	fs.Float64Var(&f.interval, "interval", privacy.DefaultPLDInterval, "pld: discretization interval of the privacy loss")
 	if err := parseArgs(fs, args); err != nil {
@@ -386,9 +386,14 @@ type epsilonJSON struct {
 	Bound      string `json:"bound,omitempty"`
 }
 
+// rdpCurve reports whether the command analyses the RDP curve itself (the
+// rdp accountant: orders, conversion, bounds, direct analysis); every other
+// accountant answers through privacy.Accountant (accountEpsilonWith).
+func rdpCurve(f accountFlags) bool { return f.accountant == privacy.KindRDP }
+
 func accountEpsilon(f accountFlags) (accountOutput, error) {
-	if f.accountant == privacy.KindPLD {
-		return accountEpsilonPLD(f)
+	if !rdpCurve(f) {
+		return accountEpsilonWith(f)
 	}
 	if err := checkSteps(f); err != nil {
 		return accountOutput{}, err
@@ -411,7 +416,7 @@ func accountEpsilon(f accountFlags) (accountOutput, error) {
 	if err != nil {
 		return accountOutput{}, err
 	}
-	acc, err := privacy.NewAccountantWithOptions(orders, privacy.AccountantOptions{AllowUnproven: f.allowUnproven})
+	acc, err := privacy.NewRDPAccountantWithOptions(orders, privacy.AccountantOptions{AllowUnproven: f.allowUnproven})
 	if err != nil {
 		return accountOutput{}, usageError{err}
 	}
@@ -541,8 +546,8 @@ func accountSigma(f accountFlags) (accountOutput, error) {
 	if !(f.target > 0 && f.target <= runner.MaxTargetEpsilon) {
 		return accountOutput{}, usagef("--target-epsilon must be in (0, %v], got %v", runner.MaxTargetEpsilon, f.target)
 	}
-	if f.accountant == privacy.KindPLD {
-		return accountSigmaPLD(f)
+	if !rdpCurve(f) {
+		return accountSigmaWith(f)
 	}
 	conv, err := parseConversion(f)
 	if err != nil {
@@ -553,11 +558,11 @@ func accountSigma(f accountFlags) (accountOutput, error) {
 		return accountOutput{}, err
 	}
 	sigma, err := privacy.CalibrateSigma(privacy.CalibrationRequest{TargetEpsilon: f.target, Delta: f.delta, Q: f.q,
-		Steps: f.steps, Orders: orders, Conversion: conv})
+		Steps: f.steps, Orders: orders, Conversion: conv, Accountant: f.accountant})
 	if err != nil {
 		return accountOutput{}, err
 	}
-	acc, err := privacy.NewAccountant(orders)
+	acc, err := privacy.NewRDPAccountant(orders)
 	if err != nil {
 		return accountOutput{}, err
 	}

@@ -39,30 +39,40 @@ func defaultAccountant(sub string, f accountFlags) string {
 	return privacy.KindRDP
 }
 
+// accountantConfig is the configuration --interval gives (unset: each
+// accountant's default; the PLD one's is the flag's default).
+func accountantConfig(f accountFlags) privacy.AccountantConfig {
+	if f.set["interval"] {
+		return privacy.AccountantConfig{Interval: f.interval}
+	}
+	return privacy.AccountantConfig{}
+}
+
 // checkAccountantFlags validates --accountant, --history and --interval
 // before any computation (all usage errors: exit 2).
 func checkAccountantFlags(sub string, f accountFlags) error {
-	switch f.accountant {
-	case privacy.KindRDP:
+	if err := privacy.CheckAccountantName(f.accountant); err != nil {
+		return usagef("--accountant: %v", err)
+	}
+	if rdpCurve(f) {
 		for _, n := range []string{"history", "interval"} {
 			if f.set[n] {
 				return usagef("--%s needs --accountant pld", n)
 			}
 		}
 		return nil
-	case privacy.KindPLD:
-	default:
-		return usagef("unknown --accountant %q (want pld or rdp)", f.accountant)
 	}
+	// Every other accountant, built in or registered
+	// (privacy.RegisterAccountant), answers through privacy.Accountant.
 	if sub == "rdp" {
-		return usagef("--accountant pld does not apply to `account rdp` (an RDP curve)")
+		return usagef("--accountant %s does not apply to `account rdp` (an RDP curve)", f.accountant)
 	}
 	if !(f.interval > 0 && f.interval <= 1) {
 		return usagef("--interval must be in (0, 1], got %v", f.interval)
 	}
 	for _, n := range []string{"orders", "conversion", "direct", "allow-unproven", "bound"} {
 		if f.set[n] {
-			return usagef("--%s is an RDP option; it does not apply to --accountant pld", n)
+			return usagef("--%s is an RDP option; it does not apply to --accountant %s", n, f.accountant)
 		}
 	}
 	if f.set["history"] && sub != "epsilon" {
@@ -198,8 +208,10 @@ type pldEpsilonJSON struct {
 	History           []historyEntry `json:"history,omitempty"`
 }
 
-// accountEpsilonPLD is `account epsilon --accountant pld`.
-func accountEpsilonPLD(f accountFlags) (accountOutput, error) {
+// accountEpsilonWith is `account epsilon --accountant NAME` for every
+// accountant but the RDP-curve tool (rdpCurve): pld, or any registered one,
+// through privacy.Accountant.
+func accountEpsilonWith(f accountFlags) (accountOutput, error) {
 	if err := checkDelta(f); err != nil {
 		return accountOutput{}, err
 	}
@@ -233,7 +245,7 @@ func accountEpsilonPLD(f accountFlags) (accountOutput, error) {
 		s := m.Spec()
 		mechs, counts, spec = []privacy.Mechanism{m}, []int{f.steps}, &s
 	}
-	acc, err := privacy.NewPLDAccountant(f.interval)
+	acc, err := privacy.NewAccountant(f.accountant, accountantConfig(f))
 	if err != nil {
 		return accountOutput{}, usageError{err}
 	}
@@ -244,8 +256,8 @@ func accountEpsilonPLD(f accountFlags) (accountOutput, error) {
 			if errors.Is(err, privacy.ErrPLDRange) {
 				return accountOutput{}, usageError{err}
 			}
-			if !privacy.HasPLD(m) {
-				return accountOutput{}, usagef("mechanism %s has no proven privacy loss distribution; use --accountant rdp", m.Spec().Kind)
+			if privacy.CheckAccountant(f.accountant, m) != nil {
+				return accountOutput{}, usagef("mechanism %s: %v; use --accountant rdp", m.Spec().Kind, err)
 			}
 			return accountOutput{}, err
 		}
@@ -254,14 +266,14 @@ func accountEpsilonPLD(f accountFlags) (accountOutput, error) {
 	if err != nil {
 		return accountOutput{}, err
 	}
-	res := pldEpsilonJSON{Accountant: privacy.KindPLD, Epsilon: boundNum(g.Epsilon), Bound: g.Bound, EpsilonOptimistic: num(g.Optimistic),
+	res := pldEpsilonJSON{Accountant: acc.Kind(), Epsilon: boundNum(g.Epsilon), Bound: g.Bound, EpsilonOptimistic: num(g.Optimistic),
 		Delta: num(g.Delta), Interval: num(g.Interval), Steps: g.Steps, Detail: g.Detail, Mechanism: spec, History: entries}
 	if !(g.Epsilon < math.Inf(1)) {
 		res.EpsilonReason = noFiniteEpsilon(f.delta, "the certified δ(ε) of the composed PLD (its mass at +∞ and round-off slack included) and of the RDP bound")
 	}
 	return accountOutput{json: res, table: func(w io.Writer) {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintf(tw, "accountant:\tpld (interval %g)\n", g.Interval)
+		fmt.Fprintf(tw, "accountant:\t%s (interval %g)\n", acc.Kind(), g.Interval)
 		if spec != nil {
 			fmt.Fprintf(tw, "mechanism:\t%s\n", specString(*spec))
 		} else {
@@ -275,14 +287,15 @@ func accountEpsilonPLD(f accountFlags) (accountOutput, error) {
 	}}, nil
 }
 
-// accountSigmaPLD is `account sigma --accountant pld`.
-func accountSigmaPLD(f accountFlags) (accountOutput, error) {
+// accountSigmaWith is `account sigma --accountant NAME` through
+// privacy.CalibrateSigma and privacy.Accountant (see accountEpsilonWith).
+func accountSigmaWith(f accountFlags) (accountOutput, error) {
 	sigma, err := privacy.CalibrateSigma(privacy.CalibrationRequest{TargetEpsilon: f.target, Delta: f.delta, Q: f.q,
-		Steps: f.steps, Accountant: privacy.KindPLD, PLDInterval: f.interval})
+		Steps: f.steps, Accountant: f.accountant, PLDInterval: accountantConfig(f).Interval})
 	if err != nil {
 		return accountOutput{}, err
 	}
-	acc, err := privacy.NewPLDAccountant(f.interval)
+	acc, err := privacy.NewAccountant(f.accountant, accountantConfig(f))
 	if err != nil {
 		return accountOutput{}, err
 	}
@@ -304,10 +317,10 @@ func accountSigmaPLD(f accountFlags) (accountOutput, error) {
 		Steps      int    `json:"steps"`
 		Interval   num    `json:"interval"`
 		Tolerance  num    `json:"tolerance"`
-	}{privacy.KindPLD, num(sigma), num(g.Epsilon), num(g.Optimistic), num(f.target), num(f.delta), num(f.q), f.steps,
-		num(f.interval), num(privacy.CalibrationTolerance)}
+	}{acc.Kind(), num(sigma), num(g.Epsilon), num(g.Optimistic), num(f.target), num(f.delta), num(f.q), f.steps,
+		num(g.Interval), num(privacy.CalibrationTolerance)}
 	return accountOutput{json: res, table: func(w io.Writer) {
-		fmt.Fprintf(w, "sigma: %.6f (pld ε = %.6g ≤ %g at δ = %g, q = %g, %d steps, interval %g; tolerance %g)\n",
-			sigma, g.Epsilon, f.target, f.delta, f.q, f.steps, f.interval, privacy.CalibrationTolerance)
+		fmt.Fprintf(w, "sigma: %.6f (%s ε = %.6g ≤ %g at δ = %g, q = %g, %d steps, interval %g; tolerance %g)\n",
+			sigma, acc.Kind(), g.Epsilon, f.target, f.delta, f.q, f.steps, g.Interval, privacy.CalibrationTolerance)
 	}}, nil
 }

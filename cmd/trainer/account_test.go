@@ -110,7 +110,7 @@ func TestAccountEpsilon(t *testing.T) {
 	}
 	// Compare with the library on a custom grid.
 	m = runAccountJSON(t, "epsilon", "--mech", "laplace", "--b", "10", "--steps", "30", "--delta", "1e-6", "--orders", "2,4,8,16")
-	acc, _ := privacy.NewAccountant([]float64{2, 4, 8, 16})
+	acc, _ := privacy.NewRDPAccountant([]float64{2, 4, 8, 16})
 	_ = acc.Compose(privacy.Laplace{B: 10}, 30)
 	r, _ := acc.Epsilon(1e-6, privacy.ConversionBBG)
 	if m["epsilon"].(float64) != r.Epsilon || m["order"].(float64) != r.Order {
@@ -143,7 +143,7 @@ func TestAccountEpsilonDirect(t *testing.T) {
 func TestAccountSigma(t *testing.T) {
 	m := runAccountJSON(t, "sigma", "--accountant", "rdp", "--target-epsilon", "8", "--delta", "1e-5", "--q", "0.04", "--steps", "2250")
 	sigma := m["sigma"].(float64)
-	want, err := privacy.CalibrateSigma(privacy.CalibrationRequest{TargetEpsilon: 8, Delta: 1e-5, Q: 0.04, Steps: 2250})
+	want, err := privacy.CalibrateSigma(privacy.CalibrationRequest{TargetEpsilon: 8, Delta: 1e-5, Q: 0.04, Steps: 2250, Accountant: privacy.KindRDP})
 	if err != nil || sigma != want || m["epsilon"].(float64) > 8 {
 		t.Errorf("σ = %v (ε %v), library %v (%v)", sigma, m["epsilon"], want, err)
 	}

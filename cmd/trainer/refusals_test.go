@@ -50,7 +50,7 @@ func TestSilentAcceptancesRefused(t *testing.T) {
 		{[]string{"audit", "run", "--canaries", "0", "--method", "dpsgd", "--steps", "2"}, "--canaries must be ≥ 1", 0},
 		{append(plan, "--methods", ""), `unknown method ""`, 0},
 		{append(plan, "--dpsgd-sigma", "NaN"), "dpsgd σ must be finite", 0},
-		{append(plan, "--accountant", "moments"), "accountant must be pld or rdp", 0},
+		{append(plan, "--accountant", "moments"), "unknown accountant \"moments\"", 0},
 		{append(plan[:2:2], "--slurm", "--trainer", "/nonexistent", "--out", filepath.Join(dir, "grid")), "--trainer", 0},
 		{append(plan[:2:2], "--slurm", "--trainer", "/bin/sh", "--slurm-concurrency", "-1", "--out", filepath.Join(dir, "grid")), "--slurm-concurrency must be ≥ 0", 0},
 		{[]string{"rgm-gd", "--figure", "--nodes", "4", "--out", filepath.Join(dir, "rgm")}, "--figure sets --nodes itself", 0},

@@ -86,12 +86,18 @@ func runTrainFrom(args []string, base runner.TrainConfig, number bool, stdout, s
 			// Personalized: ε is the ledger's largest per-example spend,
 			// by the accounting the guarantee below names.
 			fmt.Fprintf(stdout, "privacy: (ε, δ) = (%.4f, %g), the largest per-example spend in the personalized ledger (%s accounting; see the personalized guarantee)\n", sum.Epsilon, sum.Delta, sum.Accountant)
-		} else if sum.Accountant == "pld" {
-			fmt.Fprintf(stdout, "privacy: (ε, δ) = (%.4f, %g) by the PLD accountant (certified upper bound; optimistic estimate %.4f; interval %g)\n",
-				sum.Epsilon, sum.Delta, sum.EpsilonOptimistic, sum.PLDInterval)
 		} else {
-			fmt.Fprintf(stdout, "privacy: (ε, δ) = (%.4f, %g) by the RDP accountant at Rényi order %g (%s conversion; bound there: %s; all bounds used: %s)\n",
-				sum.Epsilon, sum.Delta, sum.Order, sum.Conversion, strings.Join(sum.BoundAtOrder, ", "), strings.Join(sum.Bounds, ", "))
+			// What the accountant reported: a discretization interval (the
+			// PLD accountant), an order and conversion (the RDP one).
+			detail := ""
+			switch {
+			case sum.PLDInterval > 0:
+				detail = fmt.Sprintf(" (certified upper bound; optimistic estimate %.4f; interval %g)", sum.EpsilonOptimistic, sum.PLDInterval)
+			case sum.Conversion != "":
+				detail = fmt.Sprintf(" at Rényi order %g (%s conversion; bound there: %s; all bounds used: %s)",
+					sum.Order, sum.Conversion, strings.Join(sum.BoundAtOrder, ", "), strings.Join(sum.Bounds, ", "))
+			}
+			fmt.Fprintf(stdout, "privacy: (ε, δ) = (%.4f, %g) by the %s accountant%s\n", sum.Epsilon, sum.Delta, strings.ToUpper(sum.Accountant), detail)
 		}
 		if sum.Unproven {
 			fmt.Fprintln(stdout, "WARNING: --allow-unproven was set and some orders used a bound outside its proven conditions")
@@ -280,7 +286,7 @@ func trainFlagSet(cfg *runner.TrainConfig, preset, config string, stderr io.Writ
 	fs.IntVar(&cfg.Steps, "steps", cfg.Steps, "number of steps")
 	fs.StringVar(&cfg.Conversion, "conversion", cfg.Conversion, "RDP to (ε,δ) conversion: bbg | mironov")
 	fs.StringVar(&cfg.Bound, "bound", cfg.Bound, "subsampled-PTR bound: auto | whitebox | blackbox")
-	fs.StringVar(&cfg.Accountant, "accountant", cfg.Accountant, "privacy accountant: pld | rdp (default: pld where the step mechanism has a proven PLD, else rdp)")
+	fs.StringVar(&cfg.Accountant, "accountant", cfg.Accountant, "privacy accountant: pld | rdp | any registered one (default: pld where the step mechanism has a proven PLD, else rdp)")
 	fs.Float64Var(&cfg.PLDInterval, "pld-interval", cfg.PLDInterval, "PLD discretization interval (0: 1e-4)")
 	fs.BoolVar(&cfg.AllowUnproven, "allow-unproven", cfg.AllowUnproven, "allow bounds outside their proven conditions (reported)")
 	fs.Float64Var(&cfg.Tau, "tau", cfg.Tau, "PTR proposed sensitivity τ in gradient-norm units, 0 < τ < R (trainer account --tau takes τ/R)")

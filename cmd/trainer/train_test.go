@@ -23,7 +23,7 @@ func TestTrainRejectsBadInput(t *testing.T) {
 		{[]string{"--preset", "nope"}, "unknown preset"},
 		{[]string{"--config", filepath.Join(dir, "missing.yaml")}, "missing.yaml"},
 		{[]string{"extra"}, "unexpected arguments"},
-		{[]string{"--accountant", "prv"}, "accountant must be pld or rdp"},
+		{[]string{"--accountant", "prv"}, `unknown accountant "prv"`},
 		{[]string{"--accountant", "rdp", "--pld-interval", "1e-3"}, "pld interval"},
 		// Float noise is an explicit opt-in of the private methods only;
 		// the former opt-out spelling is refused, not silently secure.

@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"time"
 
+	"github.com/privtrain/privtrain/privacy"
 	"github.com/privtrain/privtrain/runner"
 )
 
@@ -141,8 +143,21 @@ func (t PTRTable) Grid() (*Grid, error) {
 			return nil, fmt.Errorf("ptr-table: unknown method %q (want tsgd-ptr, tsgd-gaussian or dpsgd)", m)
 		}
 	}
-	if t.Accountant != "" && t.Accountant != "pld" && t.Accountant != "rdp" {
-		return nil, fmt.Errorf("ptr-table: accountant must be pld or rdp, got %q", t.Accountant)
+	if t.Accountant != "" {
+		if err := privacy.CheckAccountantName(t.Accountant); err != nil {
+			return nil, fmt.Errorf("ptr-table: %w", err)
+		}
+		// TSGD+PTR's step is the Poisson-subsampled PTR mechanism (the
+		// secure release is accounted as the continuous mechanism it
+		// post-processes, docs/secure-release.md), here at representative
+		// valid parameters: whether an accountant accepts it depends on its
+		// type only.
+		if slices.Contains(t.Methods, "tsgd-ptr") {
+			step := privacy.PoissonSubsampled{Base: privacy.PTR{Sigma1: 1, Tau: 0.5, B: 1, Delta0: 1e-5}, Q: 0.01, Bound: privacy.SubsampleAuto}
+			if err := privacy.CheckAccountant(t.Accountant, step); err != nil {
+				return nil, fmt.Errorf("ptr-table: TSGD+PTR: %w; drop tsgd-ptr from --methods or use --accountant rdp", err)
+			}
+		}
 	}
 	if t.DPSGDSigma != 0 && !(t.DPSGDSigma > 0 && !math.IsInf(t.DPSGDSigma, 1)) {
 		return nil, fmt.Errorf("ptr-table: the dpsgd σ must be finite and > 0 (0: the preset's), got %v", t.DPSGDSigma)

@@ -120,7 +120,7 @@ func maxProvenOrder(orders []float64, q float64, p privacy.PTR) float64 {
 // figure3 is ε at δ = s.Delta after k compositions of PTR Poisson-subsampled
 // at rate s.Fig3Q, for k on s.Fig3Steps: the white-box bound (Theorem 4.4
 // where proven, the ZW19 black-box bound elsewhere: privacy.SubsampleAuto)
-// and the black-box bound, each composed in a privacy.Accountant on
+// and the black-box bound, each composed in a privacy.RDPAccountant on
 // privacy.DefaultOrders and converted by Balle et al. (2020); and the direct
 // analysis (Theorem 4.2) amplified by subsampling and composed by strong
 // composition (directComposed).
@@ -130,13 +130,10 @@ func figure3(s Settings, sigma1, tau float64, name, label string) (*table, error
 		return nil, fmt.Errorf("privacy figures: %w", err)
 	}
 	orders := privacy.DefaultOrders()
-	white, err := privacy.NewAccountant(orders)
+	rdp, err := newRDPCurves(p, s.Fig3Q)
 	if err != nil {
-		return nil, fmt.Errorf("privacy figures: %w", err)
+		return nil, err
 	}
-	black := white.Clone()
-	mWhite := privacy.PoissonSubsampled{Base: p, Q: s.Fig3Q, Bound: privacy.SubsampleAuto}
-	mBlack := privacy.PoissonSubsampled{Base: p, Q: s.Fig3Q, Bound: privacy.SubsampleBlackBox}
 	t := &table{
 		name:  name,
 		title: fmt.Sprintf("%s: PTR composed, q = %g, σ₁ = %g, τ = %.3g, δ₀ = %s, δ = %s", label, s.Fig3Q, sigma1, tau, sci(s.Fig3Delta0), sci(s.Delta)),
@@ -161,21 +158,11 @@ func figure3(s Settings, sigma1, tau float64, name, label string) (*table, error
 		if k <= done {
 			return nil, fmt.Errorf("privacy figures: iteration counts must increase from 1, got %v", s.Fig3Steps)
 		}
-		if err := white.Compose(mWhite, k-done); err != nil {
-			return nil, fmt.Errorf("privacy figures: %w", err)
-		}
-		if err := black.Compose(mBlack, k-done); err != nil {
-			return nil, fmt.Errorf("privacy figures: %w", err)
+		w, bb, err := rdp.compose(k-done, s.Delta)
+		if err != nil {
+			return nil, err
 		}
 		done = k
-		w, err := white.Epsilon(s.Delta, privacy.ConversionBBG)
-		if err != nil {
-			return nil, fmt.Errorf("privacy figures: %w", err)
-		}
-		bb, err := black.Epsilon(s.Delta, privacy.ConversionBBG)
-		if err != nil {
-			return nil, fmt.Errorf("privacy figures: %w", err)
-		}
 		d, err := directComposed(sigma1, s.B, s.Fig3Delta0, s.Fig3Q, s.Delta, k, s.Fig3Splits)
 		if err != nil {
 			// Not plotted: the direct analysis has no valid δ split at this k.
@@ -185,4 +172,41 @@ func figure3(s Settings, sigma1, tau float64, name, label string) (*table, error
 			w.Order, bb.Order, d.stepEps, d.stepDelta, d.slack, d.deltaTotal})
 	}
 	return t, nil
+}
+
+// rdpCurves composes PTR, Poisson-subsampled at one rate, in two RDP
+// accountants on privacy.DefaultOrders: white-box where proven
+// (privacy.SubsampleAuto: Theorem 4.4 where its conditions hold, ZW19
+// above) and black-box only (ZW19 Theorem 6 on Theorem 4.3).
+type rdpCurves struct {
+	white, black   *privacy.RDPAccountant
+	mWhite, mBlack privacy.PoissonSubsampled
+}
+
+func newRDPCurves(p privacy.PTR, q float64) (*rdpCurves, error) {
+	white, err := privacy.NewRDPAccountant(privacy.DefaultOrders())
+	if err != nil {
+		return nil, fmt.Errorf("privacy figures: %w", err)
+	}
+	return &rdpCurves{white: white, black: white.Clone(),
+		mWhite: privacy.PoissonSubsampled{Base: p, Q: q, Bound: privacy.SubsampleAuto},
+		mBlack: privacy.PoissonSubsampled{Base: p, Q: q, Bound: privacy.SubsampleBlackBox}}, nil
+}
+
+// compose adds n steps to both curves and returns their ε at delta,
+// converted by Balle et al. (2020).
+func (r *rdpCurves) compose(n int, delta float64) (white, black privacy.EpsilonResult, err error) {
+	if err := r.white.Compose(r.mWhite, n); err != nil {
+		return white, black, fmt.Errorf("privacy figures: %w", err)
+	}
+	if err := r.black.Compose(r.mBlack, n); err != nil {
+		return white, black, fmt.Errorf("privacy figures: %w", err)
+	}
+	if white, err = r.white.Epsilon(delta, privacy.ConversionBBG); err != nil {
+		return white, black, fmt.Errorf("privacy figures: %w", err)
+	}
+	if black, err = r.black.Epsilon(delta, privacy.ConversionBBG); err != nil {
+		return white, black, fmt.Errorf("privacy figures: %w", err)
+	}
+	return white, black, nil
 }

@@ -26,7 +26,7 @@ func checkComposition(t *testing.T, dir, name string, s Settings, sigma1, tau fl
 	p := privacy.PTR{Sigma1: sigma1, Tau: tau, B: s.B, Delta0: s.Fig3Delta0}
 	orders := privacy.DefaultOrders()
 	curve := func(b privacy.SubsampleBound) []float64 {
-		a, err := privacy.NewAccountant(orders)
+		a, err := privacy.NewRDPAccountant(orders)
 		if err != nil {
 			t.Fatal(err)
 		}

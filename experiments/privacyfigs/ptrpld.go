@@ -29,18 +29,14 @@ func figurePTRPLD(s Settings, sigma1 float64, name string) (*table, error) {
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("privacy figures: %w", err)
 	}
-	orders := privacy.DefaultOrders()
-	white, err := privacy.NewAccountant(orders)
+	rdp, err := newRDPCurves(p, s.PLDQ)
 	if err != nil {
-		return nil, fmt.Errorf("privacy figures: %w", err)
+		return nil, err
 	}
-	black := white.Clone()
 	pld, err := privacy.NewPLDAccountant(s.PLDInterval)
 	if err != nil {
 		return nil, fmt.Errorf("privacy figures: %w", err)
 	}
-	mWhite := privacy.PoissonSubsampled{Base: p, Q: s.PLDQ, Bound: privacy.SubsampleAuto}
-	mBlack := privacy.PoissonSubsampled{Base: p, Q: s.PLDQ, Bound: privacy.SubsampleBlackBox}
 	t := &table{
 		name: name,
 		title: fmt.Sprintf("PTR on RDP and on its PLD: q = %.3g, σ₁ = %g, τ = %g, δ₀ = %s, δ = %s",
@@ -64,25 +60,15 @@ func figurePTRPLD(s Settings, sigma1 float64, name string) (*table, error) {
 		if k <= done {
 			return nil, fmt.Errorf("privacy figures: step counts must increase from 1, got %v", s.PLDSteps)
 		}
-		for _, c := range []struct {
-			a interface {
-				Compose(privacy.Mechanism, int) error
-			}
-			m privacy.Mechanism
-		}{{white, mWhite}, {black, mBlack}, {pld, mWhite}} {
-			if err := c.a.Compose(c.m, k-done); err != nil {
-				return nil, fmt.Errorf("privacy figures: %w", err)
-			}
+		w, bb, err := rdp.compose(k-done, s.Delta)
+		if err != nil {
+			return nil, err
+		}
+		// The accountant the runner uses for TSGD+PTR: white-box RDP shadow.
+		if err := pld.Compose(rdp.mWhite, k-done); err != nil {
+			return nil, fmt.Errorf("privacy figures: %w", err)
 		}
 		done = k
-		w, err := white.Epsilon(s.Delta, privacy.ConversionBBG)
-		if err != nil {
-			return nil, fmt.Errorf("privacy figures: %w", err)
-		}
-		bb, err := black.Epsilon(s.Delta, privacy.ConversionBBG)
-		if err != nil {
-			return nil, fmt.Errorf("privacy figures: %w", err)
-		}
 		composed, err := pld.Composed()
 		if err != nil {
 			return nil, fmt.Errorf("privacy figures: %w", err)

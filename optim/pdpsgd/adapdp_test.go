@@ -20,7 +20,7 @@ func adaPDPLedgers(t *testing.T) map[string]*Ledger {
 	}
 	out := map[string]*Ledger{}
 	for _, c := range []privacy.Conversion{privacy.ConversionBBG, privacy.ConversionMironov} {
-		if out["rdp-"+string(c)], err = NewLedger(budgets, c); err != nil {
+		if out["rdp-"+string(c)], err = NewLedger(budgets, privacy.KindRDP, privacy.AccountantConfig{Conversion: c}); err != nil {
 			t.Fatal(err)
 		}
 		// D_T drawn once per round, Theorem 4.2 (the paper's own argument
@@ -30,7 +30,7 @@ func adaPDPLedgers(t *testing.T) map[string]*Ledger {
 		}
 	}
 	if !testing.Short() {
-		if out["pld"], err = NewPLDLedger(budgets, 0); err != nil {
+		if out["pld"], err = NewLedger(budgets, privacy.KindPLD, privacy.AccountantConfig{Interval: 0}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -1,6 +1,7 @@
 package pdpsgd
 
 import (
+	"github.com/privtrain/privtrain/privacy"
 	"math"
 	"testing"
 )
@@ -15,7 +16,7 @@ func TestPlanDrawnBatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	req := PlanRequest{Q: 64.0 / 6000, Steps: 200, Loss: Loss{W1: 0.7, W2: 0.3}, DrawnBatch: 64}
-	rdp, _ := NewLedger(budgets, "")
+	rdp, _ := NewLedger(budgets, privacy.KindRDP, privacy.AccountantConfig{})
 	if _, err := rdp.Plan(req); err == nil {
 		t.Error("per-step RDP accepted a batch over a drawn D_s")
 	}

@@ -1,6 +1,7 @@
 package pdpsgd
 
 import (
+	"github.com/privtrain/privtrain/privacy"
 	"os"
 	"path/filepath"
 	"strings"
@@ -34,7 +35,7 @@ func TestPlanSkipsClassesThatFit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := NewLedger(b, "")
+	l, err := NewLedger(b, privacy.KindRDP, privacy.AccountantConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,16 +46,16 @@ type afterKey struct {
 }
 
 type afterResult struct {
-	res privacy.EpsilonResult
-	pld *privacy.PLDAccountant
+	res  privacy.Guarantee
+	acct privacy.Accountant
 }
 
 type class struct {
 	budget Budget
 	count  int
-	acct   *privacy.Accountant
-	// pld is the class's accountant under AccountingPLD (acct is nil then).
-	pld    *privacy.PLDAccountant
+	// acct is the class's one accountant (any registered kind; the RDP
+	// accountant under AccountingPaper, where it stays empty).
+	acct   privacy.Accountant
 	spent  float64   // ε at budget.Delta of acct (0 before any step)
 	order  float64   // Rényi order attaining spent
 	rounds []float64 // ε increments per charged round
@@ -97,19 +97,40 @@ type Round struct {
 	RoundDelta float64 `json:"round_delta,omitempty"`
 }
 
-// NewLedger starts a ledger for the given budgets under conversion c (""
-// means privacy.ConversionBBG).
-func NewLedger(budgets []Budget, c privacy.Conversion) (*Ledger, error) {
-	if c == "" {
-		c = privacy.ConversionBBG
+// DefaultAccounting is the accounting of a ledger made without a name:
+// privacy.DefaultAccountant of the ledger's step, the Poisson-subsampled
+// Gaussian (the PLD accountant).
+func DefaultAccounting() Accounting {
+	return Accounting(privacy.DefaultAccountant(mechanism(1, 1, 1)))
+}
+
+// NewLedger starts a ledger for the given budgets on the registered
+// accountant name ("" means the default accountant of the ledger's step,
+// privacy.DefaultAccountant): every budget class composes its
+// Poisson-subsampled Gaussian steps at its own rates q·π on its own
+// accountant, and is charged its certified ε(δ_i) (the per-example argument
+// of AccountingRDP, on any accountant). cfg configures the accountants
+// (cfg.Conversion, "" meaning privacy.DefaultConversion, is also the
+// ledger's conversion); the ledger reads only certified upper bounds, and
+// its classes share work (cfg.UpperOnly and cfg.Cache are set).
+func NewLedger(budgets []Budget, name string, cfg privacy.AccountantConfig) (*Ledger, error) {
+	if name == "" {
+		name = string(DefaultAccounting())
 	}
-	if err := c.Validate(); err != nil {
+	conv := cfg.Conversion.OrDefault()
+	if err := conv.Validate(); err != nil {
 		return nil, fmt.Errorf("ledger: %w", err)
 	}
 	if len(budgets) == 0 {
 		return nil, errors.New("ledger: no budgets")
 	}
-	l := &Ledger{conv: c, acc: AccountingRDP, class: make([]int, len(budgets))}
+	cfg.UpperOnly = true
+	if cfg.Cache == nil {
+		// Classes sampled at the same rate in a round (every class with
+		// π = 1) compose the same mechanism.
+		cfg.Cache = privacy.NewPLDCache()
+	}
+	l := &Ledger{conv: conv, acc: Accounting(name), class: make([]int, len(budgets))}
 	index := map[Budget]int{}
 	for i, b := range budgets {
 		if err := checkBudget(b); err != nil {
@@ -117,7 +138,7 @@ func NewLedger(budgets []Budget, c privacy.Conversion) (*Ledger, error) {
 		}
 		k, ok := index[b]
 		if !ok {
-			acct, err := privacy.NewAccountant(nil)
+			acct, err := privacy.NewAccountant(name, cfg)
 			if err != nil {
 				return nil, fmt.Errorf("ledger: %w", err)
 			}
@@ -127,31 +148,6 @@ func NewLedger(budgets []Budget, c privacy.Conversion) (*Ledger, error) {
 		}
 		l.class[i] = k
 		l.classes[k].count++
-	}
-	return l, nil
-}
-
-// NewPLDLedger is NewLedger on the PLD accountant (AccountingPLD): every
-// class composes the privacy loss distributions of its Poisson-subsampled
-// Gaussian steps at its own rates q·π (the same per-example argument as
-// AccountingRDP, with the PLD's certified ε(δ_i) in place of the RDP
-// conversion), at discretization interval h (0: the default).
-func NewPLDLedger(budgets []Budget, h float64) (*Ledger, error) {
-	l, err := NewLedger(budgets, "")
-	if err != nil {
-		return nil, err
-	}
-	l.acc = AccountingPLD
-	// The classes share discretized step PLDs: classes sampled at the same
-	// rate in a round (every class with π = 1) compose the same mechanism.
-	shared := privacy.NewPLDCache()
-	for _, c := range l.classes {
-		c.acct = nil
-		if c.pld, err = privacy.NewPLDAccountant(h); err != nil {
-			return nil, fmt.Errorf("ledger: %w", err)
-		}
-		c.pld.ShareCache(shared)
-		c.pld.DropOptimistic() // the ledger uses the certified bound only
 	}
 	return l, nil
 }
@@ -255,7 +251,7 @@ func (l *Ledger) Plan(req PlanRequest) (Round, error) {
 	if req.Sigma < 0 || math.IsNaN(req.Sigma) || math.IsInf(req.Sigma, 0) {
 		return Round{}, fmt.Errorf("ledger plan: σ must be finite and ≥ 0, got %v", req.Sigma)
 	}
-	if l.acc == AccountingPaper && len(l.rounds) >= l.paperRounds {
+	if l.paper() && len(l.rounds) >= l.paperRounds {
 		return Round{}, fmt.Errorf("%w: paper accounting was set up for %d rounds (δ_R = δ_i/%d); round %d would exceed Δ", ErrExhausted, l.paperRounds, l.paperRounds, len(l.rounds)+1)
 	}
 	r := Round{Index: len(l.rounds), Q: req.Q, Steps: req.Steps,
@@ -280,7 +276,7 @@ func (l *Ledger) Plan(req PlanRequest) (Round, error) {
 		r.Loss = req.Loss.Value(values, counts, r.Tau)
 	} else {
 		minTau := 0.0
-		if l.acc == AccountingPaper {
+		if l.paper() {
 			var err error
 			if minTau, err = l.paperFloor(req); err != nil {
 				return Round{}, err
@@ -304,12 +300,12 @@ func (l *Ledger) Plan(req PlanRequest) (Round, error) {
 		}
 	}
 	if req.DrawnBatch > 0 {
-		if l.acc != AccountingPaper || math.IsInf(req.DrawnBatch, 0) || !(r.Participants > 0) {
+		if !l.paper() || math.IsInf(req.DrawnBatch, 0) || !(r.Participants > 0) {
 			return Round{}, fmt.Errorf("ledger plan: a batch over the drawn D_R (%v) needs paper accounting (Theorem 4.2) and participants, got %s and %v", req.DrawnBatch, l.acc, r.Participants)
 		}
 		r.Q = math.Min(1, req.DrawnBatch/r.Participants)
 	}
-	if l.acc == AccountingPaper {
+	if l.paper() {
 		r.RoundDelta = math.Inf(1)
 		for k, c := range l.classes {
 			if r.Rates[k] > 0 {
@@ -346,85 +342,64 @@ func mechanism(sigma, q, pi float64) privacy.Mechanism {
 }
 
 // after returns the class's ε after steps more steps at (σ, q·π), with the
-// class's accountant after them (RDP, or PLD under AccountingPLD).
-func (l *Ledger) after(c *class, sigma, q, pi float64, steps int) (privacy.EpsilonResult, *privacy.Accountant, *privacy.PLDAccountant, error) {
-	if l.acc == AccountingPLD {
-		key := afterKey{c: c, sigma: sigma, q: q, pi: pi, steps: steps}
-		if m, ok := l.memo[key]; ok {
-			return m.res, nil, m.pld, nil
-		}
-		a := c.pld.CloneAccountant().(*privacy.PLDAccountant)
-		if err := a.Compose(mechanism(sigma, q, pi), steps); err != nil {
-			return privacy.EpsilonResult{}, nil, nil, err
-		}
-		g, err := a.EpsilonFor(c.budget.Delta)
-		if err != nil {
-			return privacy.EpsilonResult{}, nil, nil, err
-		}
-		res := privacy.EpsilonResult{Epsilon: g.Epsilon, Delta: g.Delta, Steps: g.Steps, Proven: g.Proven}
-		if l.memo == nil {
-			l.memo = map[afterKey]afterResult{}
-		}
-		l.memo[key] = afterResult{res: res, pld: a}
-		return res, nil, a, nil
+// class's accountant after them (memoized until the next Charge).
+func (l *Ledger) after(c *class, sigma, q, pi float64, steps int) (privacy.Guarantee, privacy.Accountant, error) {
+	key := afterKey{c: c, sigma: sigma, q: q, pi: pi, steps: steps}
+	if m, ok := l.memo[key]; ok {
+		return m.res, m.acct, nil
 	}
-	a := c.acct.Clone()
+	a := c.acct.CloneAccountant()
 	if err := a.Compose(mechanism(sigma, q, pi), steps); err != nil {
-		return privacy.EpsilonResult{}, nil, nil, err
+		return privacy.Guarantee{}, nil, err
 	}
-	res, err := a.Epsilon(c.budget.Delta, l.conv)
-	return res, a, nil, err
+	g, err := a.EpsilonFor(c.budget.Delta)
+	if err != nil {
+		return privacy.Guarantee{}, nil, err
+	}
+	if l.memo == nil {
+		l.memo = map[afterKey]afterResult{}
+	}
+	l.memo[key] = afterResult{res: g, acct: a}
+	return g, a, nil
 }
 
 // calibrate returns the smallest σ (to privacy.CalibrationTolerance) meeting
 // every eligible class's cap after r.Steps steps.
 func (l *Ledger) calibrate(r Round) (float64, error) {
 	var sigma float64
-	if l.acc == AccountingPaper {
+	if l.paper() {
 		// One (τ_R, δ_R)-DP DP-SGD run at rate q over D_R (Theorem 4.2's
 		// A^{τ,δ}); no history (Theorem 4.3 composes the rounds).
 		s, err := privacy.CalibrateSigma(privacy.CalibrationRequest{
-			TargetEpsilon: r.Tau, Delta: r.RoundDelta, Q: r.Q, Steps: r.Steps, Conversion: l.conv})
+			TargetEpsilon: r.Tau, Delta: r.RoundDelta, Q: r.Q, Steps: r.Steps, Accountant: privacy.KindRDP, Conversion: l.conv})
 		if err != nil {
 			return 0, fmt.Errorf("ledger plan: %w", err)
 		}
 		sigma = s
 	}
-	// Under PLD, budget groups with the same rates in every round so far
-	// and the same rate, cap and δ now ask the same question (their
-	// histories are equal): one calibration answers all of them.
+	// Budget groups with the same rates in every round so far and the
+	// same rate, cap and δ now ask the same question (their histories are
+	// equal): one calibration answers all of them.
 	asked := map[string]bool{}
 	for _, k := range l.calibrationOrder(r) {
 		c := l.classes[k]
-		if r.Rates[k] == 0 || l.acc == AccountingPaper {
+		if r.Rates[k] == 0 || l.paper() {
 			continue
 		}
-		if l.acc == AccountingPLD {
-			key := l.requestKey(k, r)
-			if asked[key] {
-				continue
-			}
-			asked[key] = true
+		key := l.requestKey(k, r)
+		if asked[key] {
+			continue
 		}
-		if sigma > 0 && l.acc != AccountingPLD {
-			// A class that already meets its cap at the σ so far cannot
-			// raise the maximum: one accountant evaluation instead of a
-			// bisection. With many budget groups this keeps planning
-			// linear in the number of classes with a small constant.
-			if res, _, _, err := l.after(c, sigma, r.Q, r.Rates[k], r.Steps); err == nil && res.Epsilon <= r.Caps[k] && res.Epsilon <= c.budget.Epsilon {
-				continue
-			}
-		}
+		asked[key] = true
+		// Algorithm 4 on the class's history. Floor: a class that already
+		// meets its cap at the σ so far cannot raise the maximum, which
+		// the calibrator checks with one evaluation (on the PLD
+		// accountant, on its certified, coarser search grid first). With
+		// many budget groups this keeps planning linear in the number of
+		// classes with a small constant.
 		req := privacy.CalibrationRequest{
 			TargetEpsilon: r.Caps[k], Delta: c.budget.Delta, Q: r.Q * r.Rates[k], Steps: r.Steps,
-			Conversion: l.conv, Prior: c.acct,
-		}
-		if l.acc == AccountingPLD {
-			// Algorithm 4 on the class's PLD history. Floor: a class that
-			// already meets its cap at the σ so far cannot raise the
-			// maximum, which the calibrator checks with one evaluation on
-			// its (certified, coarser) search grid.
-			req.Prior, req.Accountant, req.PriorPLD, req.Floor = nil, privacy.KindPLD, c.pld, sigma
+			Prior: c.acct, Floor: sigma,
 		}
 		s, err := privacy.CalibrateSigma(req)
 		if err != nil {
@@ -450,13 +425,12 @@ func (l *Ledger) calibrate(r Round) (float64, error) {
 	}
 }
 
-// calibrationOrder is the order in which calibrate asks the classes: under
-// AccountingPLD the highest rate π first (ties: ledger order), else ledger
-// order. The σ a class needs does not depend on the floor when the floor
+// calibrationOrder is the order in which calibrate asks the classes: the
+// highest rate π first (ties: ledger order). The σ a class needs does not depend on the floor when the floor
 // does not meet its cap (the calibrator then searches from scratch), and a
 // floor that meets it is returned as is, so the maximum over the classes is
 // the same in any order; the order only decides how many classes need a
-// search rather than a single check of the floor. On PLD the classes at
+// search rather than a single check of the floor. The classes at
 // π = 1 usually bind (no conversion floor: they spend exactly τ_R), so
 // asking them first leaves one cheap check to every other class.
 func (l *Ledger) calibrationOrder(r Round) []int {
@@ -464,9 +438,7 @@ func (l *Ledger) calibrationOrder(r Round) []int {
 	for k := range order {
 		order[k] = k
 	}
-	if l.acc == AccountingPLD {
-		sort.SliceStable(order, func(a, b int) bool { return r.Rates[order[a]] > r.Rates[order[b]] })
-	}
+	sort.SliceStable(order, func(a, b int) bool { return r.Rates[order[a]] > r.Rates[order[b]] })
 	return order
 }
 
@@ -491,14 +463,14 @@ func (l *Ledger) fits(r Round, sigma float64, steps int) (bool, error) {
 			continue
 		}
 		var eps float64
-		if l.acc == AccountingPaper {
+		if l.paper() {
 			inc, err := l.paperCharge(c, sigma, r.Q, r.Rates[k], steps)
 			if err != nil {
 				return false, err
 			}
 			eps = c.spent + inc
 		} else {
-			res, _, _, err := l.after(c, sigma, r.Q, r.Rates[k], steps)
+			res, _, err := l.after(c, sigma, r.Q, r.Rates[k], steps)
 			if err != nil {
 				return false, err
 			}
@@ -512,13 +484,13 @@ func (l *Ledger) fits(r Round, sigma float64, steps int) (bool, error) {
 }
 
 // stepsThatFit returns the largest n ≤ r.Steps such that n steps at r.Sigma
-// keep every class within its cap (0 if not even one step fits). Under
-// AccountingPLD n is the smallest of the classes' MaxSteps answers, checked
-// with fits (MaxSteps' greedy composition can be a step more cautious than
-// the canonical one; never less safe, since fits decides).
+// keep every class within its cap (0 if not even one step fits). Outside
+// AccountingPaper n is the smallest of the classes' MaxSteps answers, checked
+// with fits (the PLD accountant's greedy composition can be a step more
+// cautious than the canonical one; never less safe, since fits decides).
 func (l *Ledger) stepsThatFit(r Round) (int, error) {
-	if l.acc == AccountingPLD {
-		// Each class's own allowance (PLDAccountant.MaxSteps: O(log n)
+	if !l.paper() {
+		// Each class's own allowance (Accountant.MaxSteps; on PLD O(log n)
 		// compositions of powers, confirmed on the class's canonical
 		// composition); the round runs the smallest, checked below on
 		// every class, falling back to the search if that check fails.
@@ -527,7 +499,7 @@ func (l *Ledger) stepsThatFit(r Round) (int, error) {
 			if r.Rates[k] == 0 {
 				continue
 			}
-			m, err := c.pld.MaxSteps(mechanism(r.Sigma, r.Q, r.Rates[k]), math.Min(r.Caps[k], c.budget.Epsilon), c.budget.Delta, n)
+			m, err := c.acct.MaxSteps(mechanism(r.Sigma, r.Q, r.Rates[k]), math.Min(r.Caps[k], c.budget.Epsilon), c.budget.Delta, n)
 			if err != nil {
 				return 0, fmt.Errorf("ledger plan: %w", err)
 			}
@@ -562,7 +534,7 @@ func (l *Ledger) stepsThatFit(r Round) (int, error) {
 // SampleRates returns the per-example, per-step Poisson rates q·π_i of
 // round r (0 for exhausted examples).
 func (l *Ledger) SampleRates(r Round) ([]float64, error) {
-	if l.acc == AccountingPaper {
+	if l.paper() {
 		return nil, errors.New("ledger: paper accounting needs D_R drawn once per round (DrawRates), not per-step personalized rates: Theorem 4.2 does not cover per-step sampling")
 	}
 	if len(r.Rates) != len(l.classes) {
@@ -588,9 +560,8 @@ func (l *Ledger) Charge(r Round) error {
 		return fmt.Errorf("ledger: round %d has %d rates, %d caps and %d retirements for %d classes", r.Index, len(r.Rates), len(r.Caps), len(r.Retires), len(l.classes))
 	}
 	type update struct {
-		acct  *privacy.Accountant
-		pld   *privacy.PLDAccountant
-		res   privacy.EpsilonResult
+		acct  privacy.Accountant
+		res   privacy.Guarantee
 		delta float64
 	}
 	ups := make([]*update, len(l.classes))
@@ -605,16 +576,15 @@ func (l *Ledger) Charge(r Round) error {
 		if c.remaining() <= MinRemaining {
 			return fmt.Errorf("ledger: round %d samples the exhausted class ε = %v", r.Index, c.budget.Epsilon)
 		}
-		var res privacy.EpsilonResult
-		var a *privacy.Accountant
-		var pa *privacy.PLDAccountant
+		var res privacy.Guarantee
+		var a privacy.Accountant
 		var inc float64
 		var err error
-		if l.acc == AccountingPaper {
+		if l.paper() {
 			inc, err = l.paperCharge(c, r.Sigma, r.Q, pi, r.Steps)
-			res, a = privacy.EpsilonResult{Epsilon: c.spent + inc}, c.acct
+			res, a = privacy.Guarantee{Epsilon: c.spent + inc}, c.acct
 		} else {
-			res, a, pa, err = l.after(c, r.Sigma, r.Q, pi, r.Steps)
+			res, a, err = l.after(c, r.Sigma, r.Q, pi, r.Steps)
 			inc = res.Epsilon - c.spent
 		}
 		if err != nil {
@@ -626,14 +596,14 @@ func (l *Ledger) Charge(r Round) error {
 		if res.Epsilon > r.Caps[k] {
 			return fmt.Errorf("ledger: round %d would spend ε = %v of class ε = %v, above its round cap %v: refused", r.Index, res.Epsilon, c.budget.Epsilon, r.Caps[k])
 		}
-		ups[k] = &update{acct: a, pld: pa, res: res, delta: inc}
+		ups[k] = &update{acct: a, res: res, delta: inc}
 	}
 	for k, c := range l.classes {
 		inc := 0.0
 		if u := ups[k]; u != nil {
-			c.acct, c.pld, c.spent, c.order, inc = u.acct, u.pld, u.res.Epsilon, u.res.Order, u.delta
+			c.acct, c.spent, c.order, inc = u.acct, u.res.Epsilon, u.res.Order, u.delta
 			c.retired = c.retired || r.Retires != nil && r.Retires[k]
-			if l.acc == AccountingPaper {
+			if l.paper() {
 				c.deltaSpent += r.Rates[k] * l.paperDelta(c)
 			}
 		}
@@ -649,14 +619,14 @@ func (l *Ledger) Charge(r Round) error {
 // to it, or if any example's spent ε exceeds its budget ε_i.
 func (l *Ledger) Check() error {
 	var errs []error
-	if l.acc == AccountingPaper {
+	if l.paper() {
 		errs = l.checkPaper()
 	}
 	for _, c := range l.classes {
-		if l.acc == AccountingPaper {
+		if l.paper() {
 			break
 		}
-		res, err := c.epsilon(l)
+		res, err := c.epsilon()
 		if err != nil {
 			return fmt.Errorf("ledger check: %w", err)
 		}
@@ -688,13 +658,13 @@ func (l *Ledger) Check() error {
 }
 
 // epsilon recomputes the class's ε at its δ from its accountant.
-func (c *class) epsilon(l *Ledger) (privacy.EpsilonResult, error) {
-	if l.acc == AccountingPLD {
-		g, err := c.pld.EpsilonFor(c.budget.Delta)
-		return privacy.EpsilonResult{Epsilon: g.Epsilon, Delta: g.Delta, Steps: g.Steps, Proven: g.Proven}, err
-	}
-	return c.acct.Epsilon(c.budget.Delta, l.conv)
+func (c *class) epsilon() (privacy.Guarantee, error) {
+	return c.acct.EpsilonFor(c.budget.Delta)
 }
+
+// paper reports whether the ledger uses the paper's ε-level accounting
+// (AccountingPaper) rather than per-example composition on its accountant.
+func (l *Ledger) paper() bool { return l.acc == AccountingPaper }
 
 // SameBudgets reports whether the ledger was made for these budgets.
 func (l *Ledger) SameBudgets(b []Budget) bool {

@@ -25,15 +25,18 @@ type ledgerJSON struct {
 }
 
 type classJSON struct {
-	Budget     Budget              `json:"budget"`
-	Count      int                 `json:"count"`
-	Spent      float64             `json:"spent"`
-	Rounds     []float64           `json:"rounds"`
-	Retired    bool                `json:"retired,omitempty"`
-	DeltaSpent float64             `json:"delta_spent,omitempty"`
-	Accountant *privacy.Accountant `json:"accountant"`
-	// PLD is the class's accountant under AccountingPLD.
-	PLD *privacy.PLDAccountant `json:"pld,omitempty"`
+	Budget     Budget    `json:"budget"`
+	Count      int       `json:"count"`
+	Spent      float64   `json:"spent"`
+	Rounds     []float64 `json:"rounds"`
+	Retired    bool      `json:"retired,omitempty"`
+	DeltaSpent float64   `json:"delta_spent,omitempty"`
+	// Accountant is the class's accountant (its own JSON, which names its
+	// kind; before every accountant wrote its kind, a bare RDP accountant).
+	Accountant json.RawMessage `json:"accountant,omitempty"`
+	// PLD is where ledgers before the one-accountant form kept the class's
+	// PLD accountant (read only).
+	PLD json.RawMessage `json:"pld,omitempty"`
 }
 
 // MarshalJSON writes the budgets, every class's accountant history and the
@@ -41,7 +44,11 @@ type classJSON struct {
 func (l *Ledger) MarshalJSON() ([]byte, error) {
 	out := ledgerJSON{Version: 1, Conversion: l.conv, Class: l.class, Rounds: l.rounds, Accounting: l.acc, PaperRounds: l.paperRounds}
 	for _, c := range l.classes {
-		out.Classes = append(out.Classes, classJSON{Budget: c.budget, Count: c.count, Spent: c.spent, Rounds: c.rounds, Retired: c.retired, DeltaSpent: c.deltaSpent, Accountant: c.acct, PLD: c.pld})
+		a, err := json.Marshal(c.acct)
+		if err != nil {
+			return nil, fmt.Errorf("ledger: %w", err)
+		}
+		out.Classes = append(out.Classes, classJSON{Budget: c.budget, Count: c.count, Spent: c.spent, Rounds: c.rounds, Retired: c.retired, DeltaSpent: c.deltaSpent, Accountant: a})
 	}
 	return json.Marshal(out)
 }
@@ -76,28 +83,44 @@ func (l *Ledger) UnmarshalJSON(data []byte) error {
 		}
 		counts[k]++
 	}
+	// The class accountants: shared work, certified bounds only (as
+	// NewLedger), the ledger's conversion for a bare RDP history.
+	cfg := privacy.AccountantConfig{Conversion: in.Conversion, UpperOnly: true, Cache: privacy.NewPLDCache()}
+	want := string(in.Accounting)
+	if nl.paper() {
+		want = privacy.KindRDP
+	}
 	for k, c := range in.Classes {
 		if err := checkBudget(c.Budget); err != nil {
 			return fmt.Errorf("ledger: class %d: %w", k, err)
 		}
-		if (c.Accountant == nil) != (in.Accounting == AccountingPLD) || (c.PLD == nil) != (in.Accounting != AccountingPLD) {
+		data := c.Accountant
+		if len(c.PLD) > 0 {
+			if len(data) > 0 && string(data) != "null" {
+				return fmt.Errorf("ledger: class %d has two accountants", k)
+			}
+			data = c.PLD
+		}
+		if len(data) == 0 || string(data) == "null" {
 			return fmt.Errorf("ledger: class %d has no accountant for %s accounting", k, in.Accounting)
+		}
+		acct, err := privacy.LoadAccountant(data, cfg)
+		if err != nil {
+			return fmt.Errorf("ledger: class %d: %w", k, err)
+		}
+		if acct.Kind() != want {
+			return fmt.Errorf("ledger: class %d has a %s accountant for %s accounting", k, acct.Kind(), in.Accounting)
 		}
 		if c.Count != counts[k] {
 			return fmt.Errorf("ledger: class %d claims %d examples, has %d", k, c.Count, counts[k])
 		}
-		nl.classes = append(nl.classes, &class{budget: c.Budget, count: c.Count, acct: c.Accountant, pld: c.PLD, spent: c.Spent, rounds: c.Rounds, retired: c.Retired, deltaSpent: c.DeltaSpent})
+		nl.classes = append(nl.classes, &class{budget: c.Budget, count: c.Count, acct: acct, spent: c.Spent, rounds: c.Rounds, retired: c.Retired, deltaSpent: c.DeltaSpent})
 	}
-	shared := privacy.NewPLDCache()
 	for _, c := range nl.classes {
-		if nl.acc == AccountingPaper {
+		if nl.paper() {
 			break
 		}
-		if c.pld != nil {
-			c.pld.ShareCache(shared)
-			c.pld.DropOptimistic()
-		}
-		res, err := c.epsilon(&nl)
+		res, err := c.epsilon()
 		if err != nil {
 			return fmt.Errorf("ledger: %w", err)
 		}
@@ -191,7 +214,7 @@ func (l *Ledger) Guarantee() (Guarantee, error) {
 		}
 		g.MinSlack = math.Min(g.MinSlack, b.Epsilon-c.spent)
 		g.MeanUse += float64(c.count) * c.spent / b.Epsilon
-		if l.acc == AccountingPaper {
+		if l.paper() {
 			g.DeltaMax = math.Max(g.DeltaMax, c.deltaSpent)
 			g.Theorem45Delta = math.Max(g.Theorem45Delta, b.Delta)
 		} else {
@@ -199,18 +222,30 @@ func (l *Ledger) Guarantee() (Guarantee, error) {
 		}
 	}
 	g.MeanUse /= float64(len(l.class))
-	if l.acc == AccountingPaper {
+	if l.paper() {
 		g.Statement = fmt.Sprintf("(Φ, Δ)-PDP with Φ = the per-example budgets ε_i ∈ [%.4g, %.4g] (spent ε ∈ [%.4g, %.4g], every spent ε_i ≤ its budget) and Δ = {Σ_R π_{i,R}·δ_i/%d} ≤ %.4g ≤ max δ_i = %g, by Theorem 4.2 per round (D_R drawn once per round) and Theorem 4.3 over %d rounds",
 			g.BudgetMin, g.BudgetMax, g.SpentMin, g.SpentMax, l.paperRounds, g.DeltaMax, g.Theorem45Delta, g.Rounds)
 		return g, nil
 	}
 	g.Theorem45Delta = float64(max(len(l.rounds), 1)) * g.DeltaMax
-	if l.acc == AccountingPLD {
-		g.Statement = fmt.Sprintf("(Φ, Δ)-PDP with Φ = the per-example budgets ε_i ∈ [%.4g, %.4g] (spent ε ∈ [%.4g, %.4g], every spent ε_i ≤ its budget) and Δ = {δ_i} ≤ %g, by per-example composition of the privacy loss distributions of its Poisson-subsampled Gaussian steps over %d rounds (certified PLD upper bound; ZDW22 Theorems 10–11); Theorem 4.5's Δ = R_max·δ = %g also holds",
-			g.BudgetMin, g.BudgetMax, g.SpentMin, g.SpentMax, g.DeltaMax, g.Rounds, g.Theorem45Delta)
-		return g, nil
-	}
-	g.Statement = fmt.Sprintf("(Φ, Δ)-PDP with Φ = the per-example budgets ε_i ∈ [%.4g, %.4g] (spent ε ∈ [%.4g, %.4g], every spent ε_i ≤ its budget) and Δ = {δ_i} ≤ %g, by individual RDP composition over %d rounds (Theorem 4.8); Theorem 4.5's Δ = R_max·δ = %g also holds",
-		g.BudgetMin, g.BudgetMax, g.SpentMin, g.SpentMax, g.DeltaMax, g.Rounds, g.Theorem45Delta)
+	g.Statement = fmt.Sprintf("(Φ, Δ)-PDP with Φ = the per-example budgets ε_i ∈ [%.4g, %.4g] (spent ε ∈ [%.4g, %.4g], every spent ε_i ≤ its budget) and Δ = {δ_i} ≤ %g, by %s over %d rounds%s; Theorem 4.5's Δ = R_max·δ = %g also holds",
+		g.BudgetMin, g.BudgetMax, g.SpentMin, g.SpentMax, g.DeltaMax, l.basis(), g.Rounds, l.basisNote(), g.Theorem45Delta)
 	return g, nil
 }
+
+// compositionBasis words, per built-in accountant, the per-example
+// composition a ledger's guarantee rests on and its source (any other
+// registered accountant: "per-example composition on the NAME accountant").
+var compositionBasis = map[Accounting][2]string{
+	AccountingRDP: {"individual RDP composition", " (Theorem 4.8)"},
+	AccountingPLD: {"per-example composition of the privacy loss distributions of its Poisson-subsampled Gaussian steps", " (certified PLD upper bound; ZDW22 Theorems 10–11)"},
+}
+
+func (l *Ledger) basis() string {
+	if b, ok := compositionBasis[l.acc]; ok {
+		return b[0]
+	}
+	return "per-example composition on the " + string(l.acc) + " accountant"
+}
+
+func (l *Ledger) basisNote() string { return compositionBasis[l.acc][1] }

@@ -42,11 +42,11 @@ func TestPLDLedgerBelowRDPLedger(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rdp, err := NewLedger(budgets, "")
+	rdp, err := NewLedger(budgets, privacy.KindRDP, privacy.AccountantConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pld, err := NewPLDLedger(budgets, h)
+	pld, err := NewLedger(budgets, privacy.KindPLD, privacy.AccountantConfig{Interval: h})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +118,7 @@ func TestPLDLedgerFinalCheckFails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := NewPLDLedger(budgets, h)
+	l, err := NewLedger(budgets, privacy.KindPLD, privacy.AccountantConfig{Interval: h})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +188,7 @@ func TestPLDLedgerFixedSigmaSteps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := NewPLDLedger(budgets, h)
+	l, err := NewLedger(budgets, privacy.KindPLD, privacy.AccountantConfig{Interval: h})
 	if err != nil {
 		t.Fatal(err)
 	}

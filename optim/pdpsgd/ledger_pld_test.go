@@ -23,11 +23,11 @@ func TestPLDLedger(t *testing.T) {
 	// A coarse interval keeps the calibrations fast; the ε are still
 	// certified upper bounds.
 	const h = 1e-3
-	l, err := NewPLDLedger(budgets, h)
+	l, err := NewLedger(budgets, privacy.KindPLD, privacy.AccountantConfig{Interval: h})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rdp, _ := NewLedger(budgets, "")
+	rdp, _ := NewLedger(budgets, privacy.KindRDP, privacy.AccountantConfig{})
 	q := 64.0 / 60000
 	req := PlanRequest{Q: q, Steps: 200, Loss: Loss{W1: 0.7, W2: 0.3}}
 	for round := 0; round < 2; round++ {

@@ -29,7 +29,7 @@ func paperBudgets(t *testing.T, n int) []Budget {
 // accountant composing its rounds.
 func epsAfter(t *testing.T, rounds []Round, k int, delta float64) float64 {
 	t.Helper()
-	a, _ := privacy.NewAccountant(nil)
+	a, _ := privacy.NewRDPAccountant(nil)
 	for _, r := range rounds {
 		if r.Rates[k] > 0 && r.Steps > 0 {
 			if err := a.Compose(privacy.PoissonSubsampled{Base: privacy.Gaussian{Sigma: r.Sigma}, Q: r.Q * r.Rates[k]}, r.Steps); err != nil {
@@ -51,7 +51,7 @@ func epsAfter(t *testing.T, rounds []Round, k int, delta float64) float64 {
 func TestLedgerRoundsNeverOverspend(t *testing.T) {
 	const n = 2000
 	budgets := paperBudgets(t, n)
-	l, err := NewLedger(budgets, "")
+	l, err := NewLedger(budgets, privacy.KindRDP, privacy.AccountantConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +112,7 @@ func TestLedgerRoundsNeverOverspend(t *testing.T) {
 // TestPlanDPSGDAtMinEpsilon: with MinThreshold every example has π = 1 and
 // σ is the DP-SGD σ for min ε_i, equal to the calibrator's answer directly.
 func TestPlanDPSGDAtMinEpsilon(t *testing.T) {
-	l, _ := NewLedger(paperBudgets(t, 500), "")
+	l, _ := NewLedger(paperBudgets(t, 500), privacy.KindRDP, privacy.AccountantConfig{})
 	q := 0.01
 	r, err := l.Plan(PlanRequest{Q: q, Steps: 200, MinThreshold: true, Loss: Loss{W1: 1, W2: 1}})
 	if err != nil {
@@ -123,7 +123,7 @@ func TestPlanDPSGDAtMinEpsilon(t *testing.T) {
 			t.Fatalf("rate %v, want 1", p)
 		}
 	}
-	want, _ := privacy.CalibrateSigma(privacy.CalibrationRequest{TargetEpsilon: 0.5, Delta: 1e-5, Q: q, Steps: 200})
+	want, _ := privacy.CalibrateSigma(privacy.CalibrationRequest{TargetEpsilon: 0.5, Delta: 1e-5, Q: q, Steps: 200, Accountant: privacy.KindRDP})
 	if r.Tau != 0.5 || math.Abs(r.Sigma-want) > 2*privacy.CalibrationTolerance {
 		t.Errorf("τ = %v, σ = %v; want 0.5, %v", r.Tau, r.Sigma, want)
 	}
@@ -139,7 +139,7 @@ func TestPlanDPSGDAtMinEpsilon(t *testing.T) {
 // TestPlanFixedSigma checks AdaPDP's loop: with σ fixed, the round runs the
 // most steps that fit (one more does not).
 func TestPlanFixedSigma(t *testing.T) {
-	l, _ := NewLedger(paperBudgets(t, 500), "")
+	l, _ := NewLedger(paperBudgets(t, 500), privacy.KindRDP, privacy.AccountantConfig{})
 	r, err := l.Plan(PlanRequest{Q: 64.0 / 60000, Steps: 100000, Sigma: 1.3, Loss: Loss{W1: 0.2, W2: 0.8}})
 	if err != nil {
 		t.Fatal(err)
@@ -166,7 +166,7 @@ func TestPlanFixedSigma(t *testing.T) {
 
 // TestLedgerOverspendFailsLoudly charges a round whose σ is too small.
 func TestLedgerOverspendFailsLoudly(t *testing.T) {
-	l, _ := NewLedger(paperBudgets(t, 300), "")
+	l, _ := NewLedger(paperBudgets(t, 300), privacy.KindRDP, privacy.AccountantConfig{})
 	r, err := l.Plan(PlanRequest{Q: 0.01, Steps: 100, Loss: Loss{Adaptive: true}})
 	if err != nil {
 		t.Fatal(err)
@@ -205,7 +205,7 @@ func TestLedgerOverspendFailsLoudly(t *testing.T) {
 // the original; the CSV has one row per example with consistent totals.
 func TestLedgerJSONAndCSV(t *testing.T) {
 	budgets := paperBudgets(t, 400)
-	l, _ := NewLedger(budgets, "")
+	l, _ := NewLedger(budgets, privacy.KindRDP, privacy.AccountantConfig{})
 	r, _ := l.Plan(PlanRequest{Q: 0.01, Steps: 50, Loss: Loss{W1: 0.7, W2: 0.3}})
 	if err := l.Charge(r); err != nil {
 		t.Fatal(err)
@@ -281,7 +281,7 @@ func TestAdaptiveThresholdDoesNotCollapse(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			l, err := NewLedger(budgets, "")
+			l, err := NewLedger(budgets, privacy.KindRDP, privacy.AccountantConfig{})
 			if err != nil {
 				t.Fatal(err)
 			}

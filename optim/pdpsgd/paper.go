@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/privtrain/privtrain/privacy"
 	"github.com/privtrain/privtrain/randstream"
@@ -53,7 +54,7 @@ import (
 // (the largest order, 63, leaves log(1/δ_R)/62 even as σ → ∞), so later
 // rounds with small thresholds are impossible or very noisy. Which
 // accounting trains the better model is an empirical question
-// (docs/pdp-evidence.md). AccountingPLD (NewPLDLedger) is the per-example
+// (docs/pdp-evidence.md). AccountingPLD (NewLedger with the pld accountant) is the per-example
 // argument of AccountingRDP on the PLD accountant (certified upper bounds
 // of the exact per-example (ε_i, δ_i) curve, no RDP conversion floor); it
 // is the default of privtrain's PDP methods, with σ calibration on a
@@ -68,25 +69,26 @@ const (
 	// AccountingRDP is per-example individual RDP: every DP-SGD step
 	// samples example i with probability q·π_i, and example i's spend is
 	// the RDP composition of all its steps (see the package documentation).
-	AccountingRDP Accounting = "rdp"
+	AccountingRDP Accounting = Accounting(privacy.KindRDP)
 	// AccountingPaper is the paper's ε-level accounting, made valid: see
 	// NewPaperLedger.
 	AccountingPaper Accounting = "paper"
 	// AccountingPLD is AccountingRDP's per-example argument on the PLD
-	// accountant (NewPLDLedger): each class composes the PLDs of its
+	// accountant (NewLedger with privacy.KindPLD): each class composes the PLDs of its
 	// Poisson-subsampled Gaussian steps at rate q·π, and ε_i is the PLD's
 	// certified upper bound at δ_i.
-	AccountingPLD Accounting = "pld"
+	AccountingPLD Accounting = Accounting(privacy.KindPLD)
+	// Any other registered accountant's name (privacy.RegisterAccountant)
+	// is the same per-example argument on that accountant.
 )
 
 // Validate checks the accounting name ("" is not accepted; callers default
 // it).
 func (a Accounting) Validate() error {
-	switch a {
-	case AccountingRDP, AccountingPaper, AccountingPLD:
+	if a == AccountingPaper || privacy.CheckAccountantName(string(a)) == nil {
 		return nil
 	}
-	return fmt.Errorf("unknown PDP accounting %q (want %q, %q or %q)", string(a), AccountingRDP, AccountingPaper, AccountingPLD)
+	return fmt.Errorf("unknown PDP accounting %q (want %q or an accountant: %s)", string(a), AccountingPaper, strings.Join(privacy.AccountantNames(), ", "))
 }
 
 // NewPaperLedger starts a ledger with the paper's ε-level accounting
@@ -123,7 +125,7 @@ func NewPaperLedger(budgets []Budget, c privacy.Conversion, rounds int) (*Ledger
 	if rounds < 1 {
 		return nil, fmt.Errorf("ledger: paper accounting needs rounds ≥ 1, got %d", rounds)
 	}
-	l, err := NewLedger(budgets, c)
+	l, err := NewLedger(budgets, privacy.KindRDP, privacy.AccountantConfig{Conversion: c})
 	if err != nil {
 		return nil, err
 	}
@@ -140,7 +142,7 @@ func (l *Ledger) paperDelta(c *class) float64 { return c.budget.Delta / float64(
 // paperIncrement is ε_{i,R} = log(1 + π·(e^{ε_R} − 1)) for a round of steps
 // DP-SGD steps at (σ, q) that is (ε_R, delta)-DP by the RDP accountant.
 func paperIncrement(conv privacy.Conversion, delta, sigma, q, pi float64, steps int) (float64, error) {
-	a, err := privacy.NewAccountant(nil)
+	a, err := privacy.NewRDPAccountant(nil)
 	if err != nil {
 		return 0, err
 	}

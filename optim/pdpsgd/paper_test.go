@@ -14,7 +14,7 @@ import (
 // roundEps is an independent recomputation of a round's DP-SGD ε at δ.
 func roundEps(t *testing.T, sigma, q float64, steps int, delta float64) float64 {
 	t.Helper()
-	a, _ := privacy.NewAccountant(nil)
+	a, _ := privacy.NewRDPAccountant(nil)
 	if err := a.Compose(privacy.PoissonSubsampled{Base: privacy.Gaussian{Sigma: sigma}, Q: q}, steps); err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func TestDrawRates(t *testing.T) {
 			t.Errorf("class ε = %v: %v of %v drawn, π = %v", c.budget.Epsilon, in[k], m, p)
 		}
 	}
-	rl, _ := NewLedger(budgets, "")
+	rl, _ := NewLedger(budgets, privacy.KindRDP, privacy.AccountantConfig{})
 	if _, _, err := rl.DrawRates(r, randstream.FromSeed(1)); err == nil {
 		t.Error("DrawRates accepted under RDP accounting")
 	}

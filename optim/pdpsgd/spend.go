@@ -1,7 +1,6 @@
 package pdpsgd
 
 import (
-	"errors"
 	"fmt"
 	"math"
 
@@ -27,6 +26,9 @@ type SpendBound struct {
 	Steps int
 	// Accounting names the accountant.
 	Accounting Accounting
+	// Ahead is set when the accountant reports bounds composed ahead of
+	// the steps so far (privacy.ReportsAhead: Steps may exceed them).
+	Ahead bool
 }
 
 // SpendTracker follows the largest per-example spend through a planned
@@ -58,13 +60,12 @@ type SpendBound struct {
 type SpendTracker struct {
 	l      *Ledger
 	r      Round
-	follow []int     // followed groups (sampled, not dominated)
-	end    []float64 // per group: its spend after the whole round (-1: not sampled)
-	base   []int     // per followed group: its history's step count (PLD)
-	pld    []*privacy.PLDAccountant
-	rdp    []*privacy.Accountant
-	paper  *privacy.Accountant // AccountingPaper: the round's DP-SGD at (σ, q)
-	floor  int                 // the largest recorded spend among unsampled groups (-1: none)
+	follow []int                  // followed groups (sampled, not dominated)
+	end    []float64              // per group: its spend after the whole round (-1: not sampled)
+	base   []int                  // per followed group: its history's step count
+	acct   []privacy.Accountant   // per followed group: its accountant so far
+	paper  *privacy.RDPAccountant // AccountingPaper: the round's DP-SGD at (σ, q)
+	floor  int                    // the largest recorded spend among unsampled groups (-1: none)
 	done   int
 }
 
@@ -96,17 +97,13 @@ func (l *Ledger) Tracker(r Round) (*SpendTracker, error) {
 		}
 	}
 	for _, k := range t.follow {
-		c := l.classes[k]
-		switch l.acc {
-		case AccountingPLD:
-			t.pld = append(t.pld, c.pld.CloneAccountant().(*privacy.PLDAccountant))
-			t.base = append(t.base, c.pld.Steps())
-		case AccountingRDP:
-			t.rdp = append(t.rdp, c.acct.Clone())
+		if c := l.classes[k]; !l.paper() {
+			t.acct = append(t.acct, c.acct.CloneAccountant())
+			t.base = append(t.base, c.acct.Steps())
 		}
 	}
-	if l.acc == AccountingPaper {
-		a, err := privacy.NewAccountant(nil)
+	if l.paper() {
+		a, err := privacy.NewRDPAccountant(nil)
 		if err != nil {
 			return nil, fmt.Errorf("ledger tracker: %w", err)
 		}
@@ -118,11 +115,11 @@ func (l *Ledger) Tracker(r Round) (*SpendTracker, error) {
 // spendAfter is class c's ε after steps more steps of round r at rate π:
 // what Charge records when steps = r.Steps.
 func (l *Ledger) spendAfter(c *class, r Round, pi float64, steps int) (float64, error) {
-	if l.acc == AccountingPaper {
+	if l.paper() {
 		inc, err := l.paperCharge(c, r.Sigma, r.Q, pi, steps)
 		return c.spent + inc, err
 	}
-	res, _, _, err := l.after(c, r.Sigma, r.Q, pi, steps)
+	res, _, err := l.after(c, r.Sigma, r.Q, pi, steps)
 	return res.Epsilon, err
 }
 
@@ -161,7 +158,7 @@ func (t *SpendTracker) After(steps int) (SpendBound, error) {
 	}
 	add := steps - t.done
 	t.done = steps
-	best := SpendBound{Epsilon: math.Inf(-1), Steps: steps, Accounting: t.l.acc}
+	best := SpendBound{Epsilon: math.Inf(-1), Steps: steps, Accounting: t.l.acc, Ahead: !t.l.paper() && privacy.ReportsAhead(t.l.classes[0].acct)}
 	consider := func(k int, eps float64, covered int) {
 		// Ties go to the smallest budget: the group that used most of its
 		// own.
@@ -190,36 +187,7 @@ func (t *SpendTracker) After(steps int) (SpendBound, error) {
 	}
 	for i, k := range t.follow {
 		c := t.l.classes[k]
-		switch t.l.acc {
-		case AccountingPLD:
-			a := t.pld[i]
-			if add > 0 {
-				if err := a.Compose(mechanism(t.r.Sigma, t.r.Q, t.r.Rates[k]), add); err != nil {
-					return SpendBound{}, fmt.Errorf("ledger tracker: %w", err)
-				}
-			}
-			g, err := a.EpsilonBound(c.budget.Delta, t.base[i]+t.r.Steps)
-			if err != nil {
-				return SpendBound{}, fmt.Errorf("ledger tracker: %w", err)
-			}
-			if g.Epsilon >= t.end[k] {
-				consider(k, t.end[k], t.r.Steps)
-			} else {
-				consider(k, g.Epsilon, g.Steps-t.base[i])
-			}
-		case AccountingRDP:
-			a := t.rdp[i]
-			if add > 0 {
-				if err := a.Compose(mechanism(t.r.Sigma, t.r.Q, t.r.Rates[k]), add); err != nil {
-					return SpendBound{}, fmt.Errorf("ledger tracker: %w", err)
-				}
-			}
-			res, err := a.Epsilon(c.budget.Delta, t.l.conv)
-			if err != nil {
-				return SpendBound{}, fmt.Errorf("ledger tracker: %w", err)
-			}
-			consider(k, res.Epsilon, steps)
-		case AccountingPaper:
+		if t.l.paper() {
 			// The same expression as paperCharge on a prefix of the
 			// round (Theorem 4.2 for its first steps, which are a
 			// DP-SGD run of their own).
@@ -231,8 +199,24 @@ func (t *SpendTracker) After(steps int) (SpendBound, error) {
 				eps0, delta0 = res.Epsilon, d
 			}
 			consider(k, c.spent+math.Log1p(t.r.Rates[k]*math.Expm1(eps0)), steps)
-		default:
-			return SpendBound{}, errors.New("ledger tracker: unknown accounting")
+			continue
+		}
+		a := t.acct[i]
+		if add > 0 {
+			if err := a.Compose(mechanism(t.r.Sigma, t.r.Q, t.r.Rates[k]), add); err != nil {
+				return SpendBound{}, fmt.Errorf("ledger tracker: %w", err)
+			}
+		}
+		// The accountant's ε so far: on PLD a cached certified bound
+		// composed after g.Steps ≥ the steps so far (EpsilonSoFar).
+		g, _, err := privacy.EpsilonSoFar(a, c.budget.Delta, t.base[i]+t.r.Steps)
+		if err != nil {
+			return SpendBound{}, fmt.Errorf("ledger tracker: %w", err)
+		}
+		if g.Epsilon >= t.end[k] {
+			consider(k, t.end[k], t.r.Steps)
+		} else {
+			consider(k, g.Epsilon, g.Steps-t.base[i])
 		}
 	}
 	return best, nil

@@ -29,7 +29,7 @@ func freshSpend(t *testing.T, l *Ledger, acc Accounting, h float64, r Round, k, 
 		}
 		return c.spent + inc
 	case AccountingRDP:
-		a, err := privacy.NewAccountant(nil)
+		a, err := privacy.NewRDPAccountant(nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -76,9 +76,9 @@ func TestSpendTracker(t *testing.T) {
 			var err error
 			switch tc.acc {
 			case AccountingPLD:
-				l, err = NewPLDLedger(budgets, h)
+				l, err = NewLedger(budgets, privacy.KindPLD, privacy.AccountantConfig{Interval: h})
 			case AccountingRDP:
-				l, err = NewLedger(budgets, "")
+				l, err = NewLedger(budgets, privacy.KindRDP, privacy.AccountantConfig{})
 			case AccountingPaper:
 				l, err = NewPaperLedger(budgets, "", 2)
 			}
@@ -168,11 +168,11 @@ func TestCalibrationOrderIrrelevant(t *testing.T) {
 		up[i], down[n-1-i] = Budget{Epsilon: e, Delta: 1e-5}, Budget{Epsilon: e, Delta: 1e-5}
 	}
 	for _, loss := range []Loss{{W1: 0.7, W2: 0.3}, {Adaptive: true}} {
-		a, err := NewPLDLedger(up, h)
+		a, err := NewLedger(up, privacy.KindPLD, privacy.AccountantConfig{Interval: h})
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := NewPLDLedger(down, h)
+		b, err := NewLedger(down, privacy.KindPLD, privacy.AccountantConfig{Interval: h})
 		if err != nil {
 			t.Fatal(err)
 		}
