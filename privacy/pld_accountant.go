@@ -59,6 +59,10 @@ type PLDAccountant struct {
 	// curve.
 	rdp       *Accountant
 	rdpFailed bool
+	// tilted caches the last tilted-path composition, tiltBases its
+	// discretized mechanisms (pld_accountant_tilt.go).
+	tilted    *tiltedAnswer
+	tiltBases map[string]*PLD
 }
 
 type verifiedPLD struct {
@@ -251,6 +255,9 @@ func (a *PLDAccountant) Composed() (*PLD, error) {
 	for start < len(a.prefix) && start < len(a.mechs) && a.prefixCount[start] == a.mechs[start].count {
 		start++
 	}
+	for start > 0 && a.prefix[start-1] == nil { // dropped (see below)
+		start--
+	}
 	a.prefix, a.prefixCount = a.prefix[:start], a.prefixCount[:start]
 	var total *PLD
 	if start > 0 {
@@ -271,19 +278,34 @@ func (a *PLDAccountant) Composed() (*PLD, error) {
 		a.prefix = append(a.prefix, total)
 		a.prefixCount = append(a.prefixCount, c.count)
 	}
+	// Keep only the last two prefixes (what a query after composing the
+	// last mechanism, or a new one, needs): memory stays bounded for
+	// schedules of many distinct mechanisms. Dropped entries are nil, and
+	// the loop above stops at them.
+	for i := 0; i+2 < len(a.prefix); i++ {
+		a.prefix[i] = nil
+	}
 	a.cache = total
 	return total, nil
 }
 
-func (a *PLDAccountant) guarantee(g PLDGuarantee) Guarantee {
+func (a *PLDAccountant) guarantee(g PLDGuarantee, detail string) Guarantee {
+	if detail == "" {
+		detail = "pld connect-the-dots upper bound; worse direction " + g.Direction
+		if g.Interval != a.interval {
+			detail += fmt.Sprintf(" (grid coarsened to interval %g)", g.Interval)
+		}
+	}
 	return Guarantee{Accountant: KindPLD, Epsilon: g.Epsilon, Delta: g.Delta, Steps: a.Steps(), Optimistic: g.Optimistic,
-		Interval: a.interval, Detail: "pld connect-the-dots upper bound; worse direction " + g.Direction, Proven: true}
+		Interval: g.Interval, Detail: detail, Proven: true}
 }
 
 // EpsilonFor returns the certified upper bound on ε for δ ∈ (0, 1) and the
-// optimistic estimate: the PLD bound, or the RDP bound of the same history
-// when that is smaller (pld_rdp.go; Bound and Detail say which). An empty
-// accountant gives ε = 0.
+// optimistic estimate: the PLD bound (the fast path's, or the tilted
+// path's when the fast path's numerics dominate it and it is smaller:
+// pld_accountant_tilt.go), or the RDP bound of the same history when that
+// is smaller (pld_rdp.go; Bound and Detail say which). An empty accountant
+// gives ε = 0.
 func (a *PLDAccountant) EpsilonFor(delta float64) (Guarantee, error) {
 	if !(delta > 0 && delta < 1) {
 		return Guarantee{}, fmt.Errorf("pld accountant: δ must be in (0, 1), got %v", delta)
@@ -299,7 +321,11 @@ func (a *PLDAccountant) EpsilonFor(delta float64) (Guarantee, error) {
 	if err != nil {
 		return Guarantee{}, fmt.Errorf("pld accountant: %w", err)
 	}
-	return a.tighterRDP(a.guarantee(g), delta, 0), nil
+	g, detail, err := a.tightenEpsilon(p, g, delta)
+	if err != nil {
+		return Guarantee{}, err
+	}
+	return a.tighterRDP(a.guarantee(g, detail), delta, 0), nil
 }
 
 // DeltaFor returns the certified upper bound on δ at ε (finite, ≥ 0) and
@@ -320,7 +346,11 @@ func (a *PLDAccountant) DeltaFor(eps float64) (Guarantee, error) {
 	if err != nil {
 		return Guarantee{}, fmt.Errorf("pld accountant: %w", err)
 	}
-	return a.tighterRDP(a.guarantee(g), 0, eps), nil
+	g, detail, err := a.tightenDelta(p, g, eps)
+	if err != nil {
+		return Guarantee{}, err
+	}
+	return a.tighterRDP(a.guarantee(g, detail), 0, eps), nil
 }
 
 // MaxSteps returns the largest n ≤ limit such that n more runs of m keep

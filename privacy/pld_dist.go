@@ -18,6 +18,9 @@ import (
 type PLD struct {
 	interval float64
 	dirs     [2]*pldDirection // remove, add; the same pointer when symmetric
+	// tilt, when set, composes on the tilted path (pld_tilt.go): upper
+	// estimates only, pointwise bounds, no round-off slack.
+	tilt *pldTilt
 	// squares caches the repeated-squaring chain p^(2^k) of SelfCompose
 	// (squares[0] = p itself is implicit): every self-composition of p
 	// shares it, so SelfCompose(n) after SelfCompose(m ≥ n) costs
@@ -95,34 +98,121 @@ func (p *PLD) Size() int {
 // Symmetric reports whether both directions share one distribution.
 func (p *PLD) Symmetric() bool { return p.dirs[0] == p.dirs[1] }
 
-func composeDir(a, b *pldDirection) *pldDirection {
+func composeDir(a, b *pldDirection, h float64, t *pldTilt) (*pldDirection, error) {
+	if t != nil {
+		u, err := composeTilted(a.upper, b.upper, h, *t)
+		if err != nil {
+			return nil, err
+		}
+		return &pldDirection{upper: u}, nil
+	}
 	d := &pldDirection{upper: composePMF(a.upper, b.upper, true)}
 	if len(a.lower.p) > 0 && len(b.lower.p) > 0 {
 		d.lower = composePMF(a.lower, b.lower, false)
 	}
-	return d
+	return d, nil
 }
 
+// pldCoarsenPoints is the grid size above which Compose coarsens its
+// inputs (interval doubled per level, see PLD.coarsen) instead of
+// composing a larger grid: it bounds the memory of one composition
+// (≈ 16 bytes per point in the FFT) for any number of steps.
+const pldCoarsenPoints = 1 << 22
+
 // Compose returns the PLD of running p then o (the convolution of the two
-// PLDs per direction). Both must have the same interval.
+// PLDs per direction). Their intervals must be equal or differ by a power
+// of two (the finer one is coarsened); when the result would exceed
+// pldCoarsenPoints grid points both are coarsened (interval doubled) until
+// it does not. Both must be on the same path (tilt).
 func (p *PLD) Compose(o *PLD) (*PLD, error) {
-	if p.interval != o.interval {
-		return nil, fmt.Errorf("pld: cannot compose intervals %v and %v", p.interval, o.interval)
+	if (p.tilt == nil) != (o.tilt == nil) || p.tilt != nil && *p.tilt != *o.tilt {
+		return nil, fmt.Errorf("pld: cannot compose PLDs of different tilts")
 	}
-	for i := range p.dirs {
-		if n := len(p.dirs[i].upper.p) + len(o.dirs[i].upper.p) - 1; n > pldMaxPoints {
-			return nil, fmt.Errorf("pld: the composition needs %d grid points (more than %d) at interval %g; use a larger interval", n, pldMaxPoints, p.interval)
+	for p.interval < o.interval {
+		if 2*p.interval > o.interval {
+			return nil, fmt.Errorf("pld: cannot compose intervals %v and %v", p.interval, o.interval)
 		}
+		p = p.coarsen()
 	}
-	out := &PLD{interval: p.interval}
-	out.dirs[0] = composeDir(p.dirs[0], o.dirs[0])
+	for o.interval < p.interval {
+		if 2*o.interval > p.interval {
+			return nil, fmt.Errorf("pld: cannot compose intervals %v and %v", p.interval, o.interval)
+		}
+		o = o.coarsen()
+	}
+	for p.composedSize(o) > pldCoarsenPoints {
+		p, o = p.coarsen(), o.coarsen()
+	}
+	out := &PLD{interval: p.interval, tilt: p.tilt}
+	var err error
+	if out.dirs[0], err = composeDir(p.dirs[0], o.dirs[0], p.interval, p.tilt); err != nil {
+		return nil, err
+	}
 	if p.Symmetric() && o.Symmetric() {
 		out.dirs[1] = out.dirs[0]
-	} else {
-		out.dirs[1] = composeDir(p.dirs[1], o.dirs[1])
+	} else if out.dirs[1], err = composeDir(p.dirs[1], o.dirs[1], p.interval, p.tilt); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
+
+// composedSize returns the largest grid of a direction of p∘o.
+func (p *PLD) composedSize(o *PLD) int {
+	n := 0
+	for i := range p.dirs {
+		n = max(n, len(p.dirs[i].upper.p)+len(o.dirs[i].upper.p)-1)
+	}
+	return n
+}
+
+// coarsen returns p on the grid of interval 2h: the upper estimate's
+// masses move up to the next coarse point (l = i·h to ⌈i/2⌉·2h), the
+// optimistic estimate's down (⌊i/2⌋·2h). Moving mass up only raises
+// f_e(l) = (1 − e^{e−l})₊ (non-decreasing in l), so (★) of pld.go still
+// holds with the same slack; moving it down keeps the optimistic
+// estimate's reverse inequality. The cost is at most 2h in ε per
+// coarsening of a factor.
+func (p *PLD) coarsen() *PLD {
+	out := &PLD{interval: 2 * p.interval, tilt: p.tilt}
+	for i, d := range p.dirs {
+		if i == 1 && p.Symmetric() {
+			out.dirs[1] = out.dirs[0]
+			break
+		}
+		nd := &pldDirection{upper: d.upper.coarsen(true)}
+		if len(d.lower.p) > 0 {
+			nd.lower = d.lower.coarsen(false)
+		}
+		out.dirs[i] = nd
+	}
+	return out
+}
+
+// coarsen moves grid index i to ⌈i/2⌉ (up) or ⌊i/2⌋ (down) at interval 2h.
+func (m pmf) coarsen(up bool) pmf {
+	idx := func(i int) int {
+		if up {
+			return ceilDiv2(i)
+		}
+		return floorDiv2(i)
+	}
+	lo := idx(m.lo)
+	hi := idx(m.lo + len(m.p) - 1)
+	out := pmf{lo: lo, p: make([]float64, hi-lo+1), inf: m.inf, slack: m.slack}
+	for i, v := range m.p {
+		out.p[idx(m.lo+i)-lo] += v
+	}
+	if up {
+		// Each coarse entry is a sum of ≤ 2 non-negative terms.
+		for i := range out.p {
+			out.p[i] *= 1 + unitRoundoff
+		}
+	}
+	return out
+}
+
+func floorDiv2(i int) int { return i >> 1 }
+func ceilDiv2(i int) int  { return -((-i) >> 1) }
 
 // SelfCompose returns the PLD of n ≥ 1 runs of p, by repeated squaring
 // (O(log n) convolutions): the product, in increasing k, of the squares
