@@ -164,25 +164,102 @@ func pow10Floor(x float64) float64 {
 	return math.Pow(10, math.Floor(math.Log10(x)))
 }
 
+// saddleTilt returns the λ > 0 at which the measure m tilted by e^{λl}
+// has mean loss target (the saddle point of the Chernoff bound at target,
+// where the tilted path's relative accuracy is best), by bisection on
+// [lo, hi]; 0 when the tilted mean does not reach target there.
+func saddleTilt(m pmf, h, target, lo, hi float64) float64 {
+	mean := func(lam float64) float64 {
+		mx := math.Inf(-1)
+		for i, v := range m.p {
+			if v > 0 {
+				mx = math.Max(mx, math.Log(v)+lam*float64(m.lo+i)*h)
+			}
+		}
+		var s, sl float64
+		for i, v := range m.p {
+			if v > 0 {
+				l := float64(m.lo+i) * h
+				w := math.Exp(math.Log(v) + lam*l - mx)
+				s += w
+				sl += w * l
+			}
+		}
+		return sl / s
+	}
+	if mean(hi) < target || mean(lo) > target {
+		return 0
+	}
+	for range 40 {
+		mid := math.Sqrt(lo * hi)
+		if mean(mid) < target {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return math.Sqrt(lo * hi)
+}
+
+// worseDir returns the upper estimate of the named direction.
+func (p *PLD) worseDir(name string) pmf {
+	if name == directionNames[1] {
+		return p.dirs[1].upper
+	}
+	return p.dirs[0].upper
+}
+
+// tiltedEpsilon composes on the tilted path with λ from order, then, when
+// the saddle point λ of the result at its own ε differs by more than one
+// grid step, once more with that λ; it returns the smaller answer.
+func (a *PLDAccountant) tiltedEpsilon(delta, order float64) (PLDGuarantee, *PLD, error) {
+	tp, err := a.tiltedComposed(delta, order)
+	if err != nil {
+		return PLDGuarantee{}, nil, err
+	}
+	tg, err := tp.Epsilon(delta)
+	if err != nil {
+		return PLDGuarantee{}, nil, err
+	}
+	lam := tp.tilt.lambda
+	if math.IsInf(tg.Epsilon, 0) {
+		return tg, tp, nil
+	}
+	if s := saddleTilt(tp.worseDir(tg.Direction), tp.interval, tg.Epsilon, lam/16, lam*16); s > 0 && math.Abs(math.Log2(s/lam)) > 1.0/tiltQuantum {
+		tp2, err := a.tiltedComposed(delta, 1+s*math.Exp2(0.5/tiltQuantum))
+		if err != nil {
+			return PLDGuarantee{}, nil, err
+		}
+		tg2, err := tp2.Epsilon(delta)
+		if err != nil {
+			return PLDGuarantee{}, nil, err
+		}
+		if tg2.Epsilon < tg.Epsilon {
+			return tg2, tp2, nil
+		}
+	}
+	return tg, tp, nil
+}
+
 // tightenEpsilon returns g or, when the fast path's numerics dominate it,
 // the tilted path's answer if smaller.
 func (a *PLDAccountant) tightenEpsilon(p *PLD, g PLDGuarantee, delta float64) (PLDGuarantee, string, error) {
 	if !fastNeedsTiltEps(p, delta) {
 		return g, "", nil
 	}
-	tp, err := a.tiltedComposed(delta, a.tiltOrder(delta, 0, g.Optimistic))
-	if err != nil {
-		return PLDGuarantee{}, "", err
-	}
-	tg, err := tp.Epsilon(delta)
+	tg, tp, err := a.tiltedEpsilon(delta, a.tiltOrder(delta, 0, g.Optimistic))
 	if err != nil {
 		return PLDGuarantee{}, "", err
 	}
 	if tg.Epsilon < g.Epsilon {
 		tg.Optimistic = g.Optimistic
-		return tg, fmt.Sprintf("pld tilted (λ = %g, Higham Thm 24.2 radix-2 FFT bound per entry) upper bound at interval %g; worse direction %s", tp.tilt.lambda, tg.Interval, tg.Direction), nil
+		return tg, tiltDetail(tp, tg), nil
 	}
 	return g, "", nil
+}
+
+func tiltDetail(tp *PLD, g PLDGuarantee) string {
+	return fmt.Sprintf("pld tilted (λ = %.4g; per-entry radix-2 FFT bound, Higham Thm 24.2) upper bound at interval %g; worse direction %s", tp.tilt.lambda, g.Interval, g.Direction)
 }
 
 // tightenDelta is tightenEpsilon for δ at eps.
@@ -190,12 +267,22 @@ func (a *PLDAccountant) tightenDelta(p *PLD, g PLDGuarantee, eps float64) (PLDGu
 	if !fastNeedsTiltDelta(p, eps) {
 		return g, "", nil
 	}
-	// Tails scaled to the optimistic δ (a lower estimate of the answer).
-	ref := g.Optimistic
-	if !(ref > 0) || math.IsNaN(ref) {
-		ref = g.Delta
+	// Tails scaled to an estimate of the answer: the fast path's δ without
+	// its numerical charges, or the RDP bound if smaller; once more with
+	// the tilted answer when that is far smaller.
+	ref := math.Inf(1)
+	for i, d := range p.dirs {
+		if i == 1 && p.Symmetric() {
+			break
+		}
+		ref = math.Min(ref, math.Max(0, d.upper.deltaSum(eps, p.interval)-d.upper.trunc))
 	}
-	if !(ref > 1e-300) {
+	if r := a.rdpShadow(); r != nil {
+		if e, err := r.Delta(eps, ConversionBBG); err == nil && e.Delta > 0 {
+			ref = math.Min(ref, e.Delta)
+		}
+	}
+	if !(ref > 1e-300) || math.IsInf(ref, 0) {
 		return g, "", nil
 	}
 	tp, err := a.tiltedComposed(ref, a.tiltOrder(0, eps, 0))
@@ -206,9 +293,30 @@ func (a *PLDAccountant) tightenDelta(p *PLD, g PLDGuarantee, eps float64) (PLDGu
 	if err != nil {
 		return PLDGuarantee{}, "", err
 	}
+	if tg.Delta < ref/10 && tg.Delta > 1e-300 {
+		if tp2, err := a.tiltedComposed(tg.Delta, a.tiltOrder(0, eps, 0)); err != nil {
+			return PLDGuarantee{}, "", err
+		} else if tg2, err := tp2.Delta(eps); err != nil {
+			return PLDGuarantee{}, "", err
+		} else if tg2.Delta < tg.Delta {
+			tp, tg, ref = tp2, tg2, tg.Delta
+		}
+	}
+	lam := tp.tilt.lambda
+	if s := saddleTilt(tp.worseDir(tg.Direction), tp.interval, eps, lam/16, lam*16); s > 0 && math.Abs(math.Log2(s/lam)) > 1.0/tiltQuantum {
+		tp2, err := a.tiltedComposed(ref, 1+s*math.Exp2(0.5/tiltQuantum))
+		if err != nil {
+			return PLDGuarantee{}, "", err
+		}
+		if tg2, err := tp2.Delta(eps); err != nil {
+			return PLDGuarantee{}, "", err
+		} else if tg2.Delta < tg.Delta {
+			tp, tg = tp2, tg2
+		}
+	}
 	if tg.Delta < g.Delta {
 		tg.Optimistic = g.Optimistic
-		return tg, fmt.Sprintf("pld tilted (λ = %g, Higham Thm 24.2 radix-2 FFT bound per entry) upper bound at interval %g; worse direction %s", tp.tilt.lambda, tg.Interval, tg.Direction), nil
+		return tg, tiltDetail(tp, tg), nil
 	}
 	return g, "", nil
 }
