@@ -63,6 +63,9 @@ type PLDAccountant struct {
 	// discretized mechanisms (pld_accountant_tilt.go).
 	tilted    *tiltedAnswer
 	tiltBases map[string]*PLD
+	// tree is the binary counter of many-mechanism histories
+	// (pld_accountant_tree.go); immutable, shared with clones.
+	tree *pldTree
 }
 
 type verifiedPLD struct {
@@ -170,7 +173,14 @@ func (a *PLDAccountant) lookup(m Mechanism) (int, error) {
 	if a.shared != nil {
 		base = a.shared.m[ckey]
 	}
-	if base == nil {
+	lazy := len(a.mechs) >= pldTreeMechs && a.shared == nil
+	if lazy {
+		// Many distinct mechanisms: discretized when composed (baseOf);
+		// here only the pairs and the grid size are checked.
+		if err := checkPLDRange(m, a.interval); err != nil {
+			return 0, fmt.Errorf("pld accountant: %w", err)
+		}
+	} else if base == nil {
 		var err error
 		if base, err = a.newBase(m); err != nil {
 			return 0, err
@@ -181,6 +191,11 @@ func (a *PLDAccountant) lookup(m Mechanism) (int, error) {
 	}
 	a.mechs = append(a.mechs, &pldComposed{spec: m.Spec(), mech: m, base: base})
 	a.index[key] = len(a.mechs) - 1
+	if n := len(a.mechs); n > pldTreeMechs && a.shared == nil {
+		// Many distinct mechanisms: keep only the newest base (the
+		// others are re-discretized when needed, see baseOf).
+		a.mechs[n-2].base = nil
+	}
 	return len(a.mechs) - 1, nil
 }
 
@@ -201,7 +216,7 @@ type PLDCache struct {
 // optimistic ones), at half the cost.
 func (a *PLDAccountant) DropOptimistic() {
 	a.upperOnly = true
-	a.cache, a.prefix, a.prefixCount = nil, nil, nil
+	a.cache, a.prefix, a.prefixCount, a.tree = nil, nil, nil, nil
 }
 
 // NewPLDCache returns an empty cache.
@@ -250,6 +265,14 @@ func (a *PLDAccountant) Composed() (*PLD, error) {
 		a.cache = a.verified.pld
 		return a.cache, nil
 	}
+	if len(a.mechs) > pldTreeMechs {
+		total, err := a.composeTree()
+		if err != nil {
+			return nil, err
+		}
+		a.cache = total
+		return total, nil
+	}
 	// The first mechanism whose count differs from the cached prefix's.
 	start := 0
 	for start < len(a.prefix) && start < len(a.mechs) && a.prefixCount[start] == a.mechs[start].count {
@@ -265,7 +288,11 @@ func (a *PLDAccountant) Composed() (*PLD, error) {
 	}
 	for _, c := range a.mechs[start:] {
 		if c.count > 0 {
-			p, err := c.base.SelfCompose(int(c.count))
+			base, err := a.baseOf(c)
+			if err != nil {
+				return nil, err
+			}
+			p, err := base.SelfCompose(int(c.count))
 			if err != nil {
 				return nil, fmt.Errorf("pld accountant: %w", err)
 			}
@@ -395,7 +422,11 @@ func (a *PLDAccountant) maxStepsCompute(m Mechanism, target, delta float64, limi
 	}
 	// Powers m^(2^k) up to limit, stopping once a power alone exceeds the
 	// target (more steps cannot fit: ε grows with every composition).
-	powers := []*PLD{work.mechs[idx].base.upperOnly()}
+	mb, err := work.baseOf(work.mechs[idx])
+	if err != nil {
+		return 0, err
+	}
+	powers := []*PLD{mb.upperOnly()}
 	for 1<<len(powers) <= limit {
 		last := powers[len(powers)-1]
 		if g, err := last.Epsilon(delta); err != nil {
@@ -473,7 +504,8 @@ func (p *PLD) upperOnly() *PLD {
 func (a *PLDAccountant) cloneP() *PLDAccountant {
 	b := &PLDAccountant{interval: a.interval, index: make(map[string]int, len(a.index)),
 		history: append([]historyEntry(nil), a.history...), cache: a.cache, version: a.version, maxSteps: a.maxSteps, verified: a.verified,
-		prefix: append([]*PLD(nil), a.prefix...), prefixCount: append([]int64(nil), a.prefixCount...), upperOnly: a.upperOnly, shared: a.shared, rdpFailed: a.rdpFailed}
+		prefix: append([]*PLD(nil), a.prefix...), prefixCount: append([]int64(nil), a.prefixCount...), upperOnly: a.upperOnly, shared: a.shared, rdpFailed: a.rdpFailed,
+		tree: a.tree}
 	if a.rdp != nil {
 		b.rdp = a.rdp.Clone()
 	}

@@ -98,7 +98,7 @@ func (p *PLD) Size() int {
 // Symmetric reports whether both directions share one distribution.
 func (p *PLD) Symmetric() bool { return p.dirs[0] == p.dirs[1] }
 
-func composeDir(a, b *pldDirection, h float64, t *pldTilt) (*pldDirection, error) {
+func composeDir(a, b *pldDirection, h float64, t *pldTilt, parallel bool) (*pldDirection, error) {
 	if t != nil {
 		u, err := composeTilted(a.upper, b.upper, h, *t)
 		if err != nil {
@@ -106,10 +106,21 @@ func composeDir(a, b *pldDirection, h float64, t *pldTilt) (*pldDirection, error
 		}
 		return &pldDirection{upper: u}, nil
 	}
-	d := &pldDirection{upper: composePMF(a.upper, b.upper, true)}
+	d := &pldDirection{}
+	var wg sync.WaitGroup
 	if len(a.lower.p) > 0 && len(b.lower.p) > 0 {
-		d.lower = composePMF(a.lower, b.lower, false)
+		if parallel {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				d.lower = composePMF(a.lower, b.lower, false)
+			}()
+		} else {
+			d.lower = composePMF(a.lower, b.lower, false)
+		}
 	}
+	d.upper = composePMF(a.upper, b.upper, true)
+	wg.Wait()
 	return d, nil
 }
 
@@ -153,16 +164,34 @@ func (p *PLD) Compose(o *PLD) (*PLD, error) {
 	for p.composedSize(o) > limit {
 		p, o = p.coarsen(), o.coarsen()
 	}
+	// The two directions (or, when symmetric, the two estimates) are
+	// composed concurrently: at most two convolutions at a time. The
+	// result does not depend on the scheduling.
 	out := &PLD{interval: p.interval, tilt: p.tilt}
-	var err error
-	if out.dirs[0], err = composeDir(p.dirs[0], o.dirs[0], p.interval, p.tilt); err != nil {
-		return nil, err
-	}
 	if p.Symmetric() && o.Symmetric() {
-		out.dirs[1] = out.dirs[0]
-	} else if out.dirs[1], err = composeDir(p.dirs[1], o.dirs[1], p.interval, p.tilt); err != nil {
-		return nil, err
+		d, err := composeDir(p.dirs[0], o.dirs[0], p.interval, p.tilt, true)
+		if err != nil {
+			return nil, err
+		}
+		out.dirs[0], out.dirs[1] = d, d
+		return out, nil
 	}
+	var err1 error
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		out.dirs[1], err1 = composeDir(p.dirs[1], o.dirs[1], p.interval, p.tilt, false)
+	}()
+	d0, err0 := composeDir(p.dirs[0], o.dirs[0], p.interval, p.tilt, false)
+	wg.Wait()
+	if err0 != nil {
+		return nil, err0
+	}
+	if err1 != nil {
+		return nil, err1
+	}
+	out.dirs[0] = d0
 	return out, nil
 }
 
