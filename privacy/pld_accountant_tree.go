@@ -15,7 +15,9 @@ import (
 // counter over every mechanism but the last is kept: a query after more
 // steps of the last mechanism, or after a new one, folds only O(log M)
 // blocks. Mechanisms other than the newest keep no discretized base (it is
-// re-discretized when needed, baseOf), so memory does not grow with M.
+// re-discretized when needed, baseOf), so memory does not grow with M;
+// those are composed as upper estimates only (half the cost: the
+// optimistic estimate is a diagnostic, and Optimistic is then NaN).
 //
 // The result is a pure function of the history (the same blocks in the
 // same order), so a restored accountant answers bit for bit the same.
@@ -48,6 +50,7 @@ func (a *PLDAccountant) baseOf(c *pldComposed) (*PLD, error) {
 	if err != nil {
 		return nil, err
 	}
+	base = base.upperOnly()
 	if len(a.mechs) > 0 && a.mechs[len(a.mechs)-1] == c {
 		c.base = base
 	}

@@ -269,3 +269,39 @@ func TestCertConvolveBound(t *testing.T) {
 		}
 	}
 }
+
+// The PLD σ for a target is never above the RDP σ (both calibrated to
+// CalibrationTolerance) across δ ∈ [1e-12, 1e-3]: the PLD accountant
+// reports min(PLD, RDP) and its calibration evaluates exactly that.
+func TestCalibrateSigmaPLDNotAboveRDP(t *testing.T) {
+	deltas := []float64{1e-3, 1e-5, 1e-7, 1e-9, 1e-12}
+	if testing.Short() {
+		deltas = []float64{1e-3, 1e-9}
+	}
+	for _, delta := range deltas {
+		req := CalibrationRequest{TargetEpsilon: 2, Delta: delta, Q: 0.004266, Steps: 3000}
+		sr, err := CalibrateSigma(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Accountant = KindPLD
+		sp, err := CalibrateSigma(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sp > sr+CalibrationTolerance {
+			t.Errorf("δ=%g: PLD σ %v above RDP σ %v", delta, sp, sr)
+		}
+		// The PLD σ meets the target on the accountant, σ − 2·tol does not.
+		for _, c := range []struct {
+			s    float64
+			meet bool
+		}{{sp, true}, {sp - 2*CalibrationTolerance, false}} {
+			g := pldEpsilon(t, SubsampledGaussian{Q: req.Q, Sigma: c.s}, req.Steps, delta)
+			if (g.Epsilon <= req.TargetEpsilon) != c.meet {
+				t.Errorf("δ=%g σ=%v: ε %v (%s), target %v, want meet=%v", delta, c.s, g.Epsilon, g.Bound, req.TargetEpsilon, c.meet)
+			}
+		}
+		t.Logf("δ=%g: σ PLD %.5f RDP %.5f", delta, sp, sr)
+	}
+}
