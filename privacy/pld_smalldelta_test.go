@@ -131,13 +131,14 @@ func TestPLDIssueCasesSmallDelta(t *testing.T) {
 }
 
 // ε(δ) is non-decreasing in the number of steps on a grid of lengths from
-// 1 to 20,000 (about 12 per doubling) at small and ordinary δ.
+// 1 to 20,000 (6 per doubling; -short: 2, one δ) at small and ordinary δ.
 func TestPLDMonotoneLengths(t *testing.T) {
 	m := SubsampledGaussian{Q: 0.004266, Sigma: 1.1}
 	var lengths []int
-	per := 12.0
+	per := 6.0
+	deltas := []float64{1e-5, 1e-10, 1e-15}
 	if testing.Short() {
-		per = 3
+		per, deltas = 2, []float64{1e-10}
 	}
 	for x := 0.0; ; x += 1 / per {
 		n := int(math.Round(math.Exp2(x)))
@@ -148,7 +149,7 @@ func TestPLDMonotoneLengths(t *testing.T) {
 			lengths = append(lengths, n)
 		}
 	}
-	for _, delta := range []float64{1e-5, 1e-10, 1e-15} {
+	for _, delta := range deltas {
 		prev := 0.0
 		for _, n := range lengths {
 			g := pldEpsilon(t, m, n, delta)
