@@ -9,8 +9,8 @@ import (
 //
 // A query first composes on the fast path (the canonical composition,
 // cached). When the numerical charges of that answer — the round-off slack
-// and the tail mass truncation moved to +∞ — move ε by more than
-// tiltTrigger·h (or make it +Inf), the history is recomposed on the tilted
+// and the tail mass truncation moved to +∞ — exceed tiltChargeShare of δ
+// and move ε by more than tiltTrigger·h (or make it +Inf), the history is recomposed on the tilted
 // path with λ from the RDP accountant's optimal order at the same query, and
 // the smaller of the two certified answers is reported (then the smaller of
 // that and the RDP bound, pld_rdp.go). Ordinary queries never take the
@@ -19,6 +19,10 @@ import (
 // tiltTrigger is the share of the interval h by which the fast path's
 // numerical charges may move ε before the tilted path is tried.
 const tiltTrigger = 0.1
+
+// tiltChargeShare is the share of δ the fast path's numerical charges may
+// take in any case.
+const tiltChargeShare = 1e-2
 
 // tiltCacheMaxMechs is the number of distinct mechanisms up to which the
 // tilted path keeps its discretized bases (and their squaring chains)
@@ -36,6 +40,9 @@ func fastNeedsTiltEps(p *PLD, delta float64) bool {
 		u := d.upper.epsilonFor(delta, d.upper.slack, p.interval)
 		if math.IsInf(u, 1) {
 			return true
+		}
+		if d.upper.slack+d.upper.trunc <= tiltChargeShare*delta {
+			continue
 		}
 		clean := d.upper.epsilonFor(delta, -d.upper.trunc, p.interval)
 		if u-clean > tiltTrigger*p.interval {
