@@ -130,6 +130,27 @@ func composeDir(a, b *pldDirection, h float64, t *pldTilt, parallel bool) (*pldD
 // (≈ 16 bytes per point in the FFT) for any number of steps.
 const pldCoarsenPoints = 1 << 22
 
+// pldChainBudget is the number of grid entries (all directions and
+// estimates) up to which SelfCompose keeps its squaring chain.
+const pldChainBudget = 1 << 24
+
+// points returns the number of grid entries of p (all directions and
+// estimates).
+func (p *PLD) points() int {
+	n := 0
+	for i, d := range p.dirs {
+		if i == 1 && p.Symmetric() {
+			break
+		}
+		n += len(d.upper.p) + len(d.lower.p)
+	}
+	return n
+}
+
+// pldParallelPoints is the largest composed grid whose two convolutions
+// run concurrently.
+const pldParallelPoints = 1 << 20
+
 // tiltCoarsenPoints is pldCoarsenPoints of the tilted path (two certified
 // FFTs of complex length ≥ 2n per convolution): at 2^20 points a grid
 // spans ≥ 100 nats at h = 1e-4, where coarsening to 2h costs ≤ 2e-6
@@ -165,11 +186,13 @@ func (p *PLD) Compose(o *PLD) (*PLD, error) {
 		p, o = p.coarsen(), o.coarsen()
 	}
 	// The two directions (or, when symmetric, the two estimates) are
-	// composed concurrently: at most two convolutions at a time. The
-	// result does not depend on the scheduling.
+	// composed concurrently below pldParallelPoints (at most two
+	// convolutions at a time; larger ones one at a time, to bound the
+	// peak memory). The result does not depend on the scheduling.
 	out := &PLD{interval: p.interval, tilt: p.tilt}
+	par := p.composedSize(o) <= pldParallelPoints
 	if p.Symmetric() && o.Symmetric() {
-		d, err := composeDir(p.dirs[0], o.dirs[0], p.interval, p.tilt, true)
+		d, err := composeDir(p.dirs[0], o.dirs[0], p.interval, p.tilt, par)
 		if err != nil {
 			return nil, err
 		}
@@ -178,13 +201,19 @@ func (p *PLD) Compose(o *PLD) (*PLD, error) {
 	}
 	var err1 error
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		out.dirs[1], err1 = composeDir(p.dirs[1], o.dirs[1], p.interval, p.tilt, false)
-	}()
+	second := func() { out.dirs[1], err1 = composeDir(p.dirs[1], o.dirs[1], p.interval, p.tilt, false) }
+	if par {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			second()
+		}()
+	}
 	d0, err0 := composeDir(p.dirs[0], o.dirs[0], p.interval, p.tilt, false)
 	wg.Wait()
+	if !par {
+		second()
+	}
 	if err0 != nil {
 		return nil, err0
 	}
@@ -269,45 +298,54 @@ func (p *PLD) SelfCompose(n int) (*PLD, error) {
 	}
 	p.sqMu.Unlock()
 	var acc *PLD
+	// cur is p^(2^k); the chain is cached in p.squares while its grids
+	// total at most pldChainBudget entries (bounded memory for wide
+	// grids: beyond, squares are computed, used and dropped).
+	cur := p
+	p.sqMu.Lock()
+	cached := append([]*PLD(nil), p.squares...)
+	p.sqMu.Unlock()
+	pts := 0
+	for _, s := range cached {
+		pts += s.points()
+	}
+	caching := pts <= pldChainBudget
 	for k := 0; n>>k != 0; k++ {
+		if k > 0 {
+			if k-1 < len(cached) {
+				cur = cached[k-1]
+			} else {
+				next, err := cur.Compose(cur)
+				if err != nil {
+					return nil, err
+				}
+				cur = next
+				if pts += cur.points(); caching && pts <= pldChainBudget {
+					cached = append(cached, cur)
+				} else {
+					caching = false
+				}
+			}
+		}
 		if (n>>k)&1 == 0 {
 			continue
 		}
-		sq, err := p.square(k)
-		if err != nil {
-			return nil, err
-		}
 		if acc == nil {
-			acc = sq
-		} else if acc, err = acc.Compose(sq); err != nil {
-			return nil, err
+			acc = cur
+		} else {
+			var err error
+			if acc, err = acc.Compose(cur); err != nil {
+				return nil, err
+			}
 		}
 	}
 	p.sqMu.Lock()
 	p.selfN, p.self = n, acc
+	if len(cached) > len(p.squares) {
+		p.squares = cached
+	}
 	p.sqMu.Unlock()
 	return acc, nil
-}
-
-// square returns p^(2^k), computing and caching the chain up to k.
-func (p *PLD) square(k int) (*PLD, error) {
-	if k == 0 {
-		return p, nil
-	}
-	p.sqMu.Lock()
-	defer p.sqMu.Unlock()
-	for len(p.squares) < k {
-		last := p
-		if n := len(p.squares); n > 0 {
-			last = p.squares[n-1]
-		}
-		next, err := last.Compose(last)
-		if err != nil {
-			return nil, err
-		}
-		p.squares = append(p.squares, next)
-	}
-	return p.squares[k-1], nil
 }
 
 // PLDGuarantee is an (ε, δ) statement from a PLD: the certified upper bound
