@@ -8,12 +8,17 @@ import (
 	"testing"
 )
 
-// rdpEpsilon is the RDP accountant's ε (DefaultOrders, BBG) of m^n at δ.
+// rdpEpsilon is the RDP accountant's ε (DefaultOrders, BBG) of m^n at δ
+// (the RDP accountant the PLD accountant keeps beside it, pld_rdp.go).
 func rdpEpsilon(t *testing.T, m Mechanism, n int, delta float64) float64 {
 	t.Helper()
-	r, _ := NewAccountant(nil)
-	if err := r.Compose(m, n); err != nil {
+	a, _ := NewPLDAccountant(1)
+	if err := a.Compose(m, n); err != nil {
 		t.Fatal(err)
+	}
+	r := a.rdpShadow()
+	if r == nil {
+		t.Fatalf("%v: no RDP curve", m)
 	}
 	e, err := r.Epsilon(delta, ConversionBBG)
 	if err != nil {
