@@ -463,29 +463,85 @@ func (a *PLDAccountant) maxStepsCompute(m Mechanism, target, delta float64, limi
 	// The RDP bound of the same history may allow more steps (at small δ,
 	// where the PLD bound's round-off term swamps δ): EpsilonFor reports
 	// min(PLD, RDP), so n may start from the RDP accountant's answer.
+	fromRDP := false
 	if r := a.rdpShadow(); r != nil {
 		if nr, err := (&RDPAccounting{Acc: r}).MaxSteps(m, target, delta, limit); err == nil && nr > n {
-			n = nr
+			n, fromRDP = nr, true
 		}
 	}
 	// Confirm with the canonical composition (bit-for-bit what the
 	// accountant will report after these steps).
+	start := n
 	for n > 0 {
-		c := a.cloneP()
-		if err := c.Compose(m, n); err != nil {
-			return 0, err
-		}
-		g, err := c.EpsilonFor(delta)
+		ok, c, err := a.stepsFit(m, n, target, delta)
 		if err != nil {
 			return 0, err
 		}
-		if g.Epsilon <= target {
+		if ok {
+			if fromRDP && n == start && n < limit {
+				// The reported bound (the tilted PLD path at small δ)
+				// may allow more than RDP: search upward.
+				return a.maxStepsUpward(m, target, delta, limit, n, c)
+			}
 			a.verified = &verifiedPLD{key: c.historyKey(), pld: c.cache}
 			return n, nil
 		}
 		n--
 	}
 	return 0, nil
+}
+
+// stepsFit reports whether n more runs of m keep the reported ε at delta
+// within target, with the accountant that composed them.
+func (a *PLDAccountant) stepsFit(m Mechanism, n int, target, delta float64) (bool, *PLDAccountant, error) {
+	c := a.cloneP()
+	if a.tiltBases == nil {
+		a.tiltBases = map[string]*PLD{}
+	}
+	c.tiltBases = a.tiltBases // the probes share the tilted bases
+	if err := c.Compose(m, n); err != nil {
+		return false, nil, err
+	}
+	g, err := c.EpsilonFor(delta)
+	if err != nil {
+		return false, nil, err
+	}
+	return g.Epsilon <= target, c, nil
+}
+
+// maxStepsUpward returns the largest n ≤ limit whose runs fit, given that
+// lo runs fit (c composed them): steps growing from lo/32, then bisection
+// (ε is non-decreasing in the number of steps).
+func (a *PLDAccountant) maxStepsUpward(m Mechanism, target, delta float64, limit, lo int, c *PLDAccountant) (int, error) {
+	best := c
+	step := max(1, lo/32)
+	hi := limit + 1
+	for lo < limit {
+		k := min(limit, lo+step)
+		ok, ck, err := a.stepsFit(m, k, target, delta)
+		if err != nil {
+			return 0, err
+		}
+		if !ok {
+			hi = k
+			break
+		}
+		lo, best, step = k, ck, 2*step
+	}
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		ok, ck, err := a.stepsFit(m, mid, target, delta)
+		if err != nil {
+			return 0, err
+		}
+		if ok {
+			lo, best = mid, ck
+		} else {
+			hi = mid
+		}
+	}
+	a.verified = &verifiedPLD{key: best.historyKey(), pld: best.cache}
+	return lo, nil
 }
 
 // upperOnly returns p without its optimistic estimate (cheaper to compose).
