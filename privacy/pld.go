@@ -136,6 +136,10 @@ type pmf struct {
 	p     []float64 // masses
 	inf   float64   // mass at +∞
 	slack float64   // numerical slack s of (★), added to δ (upper) or subtracted (lower)
+	// trunc is (an estimate of) the part of inf that truncation put there
+	// rather than the mechanisms: with slack, what the fast path's
+	// numerics cost (the accountant then tries the tilted path).
+	trunc float64
 }
 
 // total returns the total mass.
@@ -206,13 +210,20 @@ func (m pmf) epsilonFor(delta, c, h float64) float64 {
 // discretize turns one direction of a dominating pair into the upper (★) and
 // optimistic grid measures at interval h.
 func discretize(lp lossPair, h float64) (upper, lower pmf, err error) {
+	return discretizeTau(lp, h, pldTailMass)
+}
+
+// discretizeTau is discretize with the tails beyond P-mass tau truncated
+// (the upper tail moved to +∞, the lower one rounded up to the lowest grid
+// point): the tilted path (pld_tilt.go) scales tau to the queried δ.
+func discretizeTau(lp lossPair, h, tau float64) (upper, lower pmf, err error) {
 	if !(h > 0) || math.IsInf(h, 0) {
 		return pmf{}, pmf{}, fmt.Errorf("pld: discretization interval must be finite and > 0, got %v", h)
 	}
 	if pp, ok := lp.(profilePair); ok {
-		return discretizeProfile(pp, h)
+		return discretizeProfile(pp, h, tau)
 	}
-	tlo, thi, err := truncation(lp)
+	tlo, thi, err := truncation(lp, tau)
 	if err != nil {
 		return pmf{}, pmf{}, err
 	}
@@ -251,7 +262,7 @@ func discretize(lp lossPair, h float64) (upper, lower pmf, err error) {
 		dn[i] += m * (1 - kappa)
 	}
 	tail, _ := lp.mass(grid(n-1), false, math.Inf(1), false)
-	upper = pmf{lo: lo, p: up, inf: tail*(1+kappa) + lp.infP()}
+	upper = pmf{lo: lo, p: up, inf: tail*(1+kappa) + lp.infP(), trunc: tail * (1 + kappa)}
 	dn[n-1] += tail * (1 - kappa)
 	lower = pmf{lo: lo, p: dn, inf: lp.infP() * (1 - kappa)}
 	if err := checkMass(upper); err != nil {
@@ -278,20 +289,20 @@ func checkMass(u pmf) error {
 const pldMassTol = 1e-6
 
 // truncation returns the loss range [tlo, thi] outside which the P-mass is at
-// most pldTailMass on each side (the support's end points when finite).
-func truncation(lp lossPair) (tlo, thi float64, err error) {
+// most tau on each side (the support's end points when finite).
+func truncation(lp lossPair, tau float64) (tlo, thi float64, err error) {
 	slo, shi := lp.support()
 	above := func(t float64) float64 { m, _ := lp.mass(t, false, math.Inf(1), false); return m }
 	below := func(t float64) float64 { m, _ := lp.mass(math.Inf(-1), true, t, true); return m }
 	thi = shi
 	if math.IsInf(shi, 1) {
-		if thi, err = bisectTail(above, slo, true); err != nil {
+		if thi, err = bisectTail(above, slo, true, tau); err != nil {
 			return 0, 0, err
 		}
 	}
 	tlo = slo
 	if math.IsInf(slo, -1) {
-		if tlo, err = bisectTail(below, thi, false); err != nil {
+		if tlo, err = bisectTail(below, thi, false, tau); err != nil {
 			return 0, 0, err
 		}
 	}
@@ -302,17 +313,16 @@ func truncation(lp lossPair) (tlo, thi float64, err error) {
 }
 
 // bisectTail finds t where the monotone tail mass tail(t) drops to
-// pldTailMass: upward (tail decreasing in t) returns t with tail(t) ≤
-// pldTailMass; downward (tail increasing) returns t with tail(t) ≤
-// pldTailMass. from is a finite end point of the support or ±Inf.
-func bisectTail(tail func(float64) float64, from float64, upward bool) (float64, error) {
+// tau: upward (tail decreasing in t) returns t with tail(t) ≤ tau;
+// downward (tail increasing) returns t with tail(t) ≤ tau. from is a finite end point of the support or ±Inf.
+func bisectTail(tail func(float64) float64, from float64, upward bool, tau float64) (float64, error) {
 	sgn := 1.0
 	if !upward {
 		sgn = -1
 	}
 	// good: tail ≤ τ; bad: tail > τ.
 	good := sgn
-	for tail(good) > pldTailMass {
+	for tail(good) > tau {
 		good *= 2
 		if math.Abs(good) > pldMaxLoss {
 			return 0, fmt.Errorf("pld: privacy loss tail does not decay (no finite truncation point below |L| = %g): %w", pldMaxLoss, ErrPLDRange)
@@ -322,7 +332,7 @@ func bisectTail(tail func(float64) float64, from float64, upward bool) (float64,
 	if !math.IsInf(from, 0) {
 		bad = from
 	}
-	for tail(bad) <= pldTailMass {
+	for tail(bad) <= tau {
 		if !math.IsInf(from, 0) {
 			return bad, nil
 		}
@@ -333,7 +343,7 @@ func bisectTail(tail func(float64) float64, from float64, upward bool) (float64,
 	}
 	for i := 0; i < 200 && math.Abs(good-bad) > 1e-9*(1+math.Abs(good)); i++ {
 		mid := bad + (good-bad)/2
-		if tail(mid) <= pldTailMass {
+		if tail(mid) <= tau {
 			good = mid
 		} else {
 			bad = mid

@@ -68,6 +68,13 @@ type PLDAccountant struct {
 	// curve.
 	rdp       *RDPAccountant
 	rdpFailed bool
+	// tilted caches the last tilted-path composition, tiltBases its
+	// discretized mechanisms (pld_accountant_tilt.go).
+	tilted    *tiltedAnswer
+	tiltBases map[string]*PLD
+	// tree is the binary counter of many-mechanism histories
+	// (pld_accountant_tree.go); immutable, shared with clones.
+	tree *pldTree
 }
 
 type verifiedPLD struct {
@@ -175,7 +182,14 @@ func (a *PLDAccountant) lookup(m Mechanism) (int, error) {
 	if a.shared != nil {
 		base = a.shared.m[ckey]
 	}
-	if base == nil {
+	lazy := len(a.mechs) >= pldTreeMechs && a.shared == nil
+	if lazy {
+		// Many distinct mechanisms: discretized when composed (baseOf);
+		// here only the pairs and the grid size are checked.
+		if err := checkPLDRange(m, a.interval); err != nil {
+			return 0, fmt.Errorf("pld accountant: %w", err)
+		}
+	} else if base == nil {
 		var err error
 		if base, err = a.newBase(m); err != nil {
 			return 0, err
@@ -186,6 +200,11 @@ func (a *PLDAccountant) lookup(m Mechanism) (int, error) {
 	}
 	a.mechs = append(a.mechs, &pldComposed{spec: m.Spec(), mech: m, base: base})
 	a.index[key] = len(a.mechs) - 1
+	if n := len(a.mechs); n > pldTreeMechs && a.shared == nil {
+		// Many distinct mechanisms: keep only the newest base (the
+		// others are re-discretized when needed, see baseOf).
+		a.mechs[n-2].base = nil
+	}
 	return len(a.mechs) - 1, nil
 }
 
@@ -206,7 +225,7 @@ type PLDCache struct {
 // optimistic ones), at half the cost.
 func (a *PLDAccountant) DropOptimistic() {
 	a.upperOnly = true
-	a.cache, a.prefix, a.prefixCount = nil, nil, nil
+	a.cache, a.prefix, a.prefixCount, a.tree = nil, nil, nil, nil
 }
 
 // NewPLDCache returns an empty cache.
@@ -255,10 +274,21 @@ func (a *PLDAccountant) Composed() (*PLD, error) {
 		a.cache = a.verified.pld
 		return a.cache, nil
 	}
+	if len(a.mechs) > pldTreeMechs {
+		total, err := a.composeTree()
+		if err != nil {
+			return nil, err
+		}
+		a.cache = total
+		return total, nil
+	}
 	// The first mechanism whose count differs from the cached prefix's.
 	start := 0
 	for start < len(a.prefix) && start < len(a.mechs) && a.prefixCount[start] == a.mechs[start].count {
 		start++
+	}
+	for start > 0 && a.prefix[start-1] == nil { // dropped (see below)
+		start--
 	}
 	a.prefix, a.prefixCount = a.prefix[:start], a.prefixCount[:start]
 	var total *PLD
@@ -267,7 +297,11 @@ func (a *PLDAccountant) Composed() (*PLD, error) {
 	}
 	for _, c := range a.mechs[start:] {
 		if c.count > 0 {
-			p, err := c.base.SelfCompose(int(c.count))
+			base, err := a.baseOf(c)
+			if err != nil {
+				return nil, err
+			}
+			p, err := base.SelfCompose(int(c.count))
 			if err != nil {
 				return nil, fmt.Errorf("pld accountant: %w", err)
 			}
@@ -280,19 +314,34 @@ func (a *PLDAccountant) Composed() (*PLD, error) {
 		a.prefix = append(a.prefix, total)
 		a.prefixCount = append(a.prefixCount, c.count)
 	}
+	// Keep only the last two prefixes (what a query after composing the
+	// last mechanism, or a new one, needs): memory stays bounded for
+	// schedules of many distinct mechanisms. Dropped entries are nil, and
+	// the loop above stops at them.
+	for i := 0; i+2 < len(a.prefix); i++ {
+		a.prefix[i] = nil
+	}
 	a.cache = total
 	return total, nil
 }
 
-func (a *PLDAccountant) guarantee(g PLDGuarantee) Guarantee {
+func (a *PLDAccountant) guarantee(g PLDGuarantee, detail string) Guarantee {
+	if detail == "" {
+		detail = "pld connect-the-dots upper bound; worse direction " + g.Direction
+		if g.Interval != a.interval {
+			detail += fmt.Sprintf(" (grid coarsened to interval %g)", g.Interval)
+		}
+	}
 	return Guarantee{Accountant: KindPLD, Epsilon: g.Epsilon, Delta: g.Delta, Steps: a.Steps(), Optimistic: g.Optimistic,
-		Interval: a.interval, Detail: "pld connect-the-dots upper bound; worse direction " + g.Direction, Proven: true}
+		Interval: g.Interval, Detail: detail, Proven: true}
 }
 
 // EpsilonFor returns the certified upper bound on ε for δ ∈ (0, 1) and the
-// optimistic estimate: the PLD bound, or the RDP bound of the same history
-// when that is smaller (pld_rdp.go; Bound and Detail say which). An empty
-// accountant gives ε = 0.
+// optimistic estimate: the PLD bound (the fast path's, or the tilted
+// path's when the fast path's numerics dominate it and it is smaller:
+// pld_accountant_tilt.go), or the RDP bound of the same history when that
+// is smaller (pld_rdp.go; Bound and Detail say which). An empty accountant
+// gives ε = 0.
 func (a *PLDAccountant) EpsilonFor(delta float64) (Guarantee, error) {
 	if !(delta > 0 && delta < 1) {
 		return Guarantee{}, fmt.Errorf("pld accountant: δ must be in (0, 1), got %v", delta)
@@ -308,7 +357,11 @@ func (a *PLDAccountant) EpsilonFor(delta float64) (Guarantee, error) {
 	if err != nil {
 		return Guarantee{}, fmt.Errorf("pld accountant: %w", err)
 	}
-	return a.tighterRDP(a.guarantee(g), delta, 0), nil
+	g, detail, err := a.tightenEpsilon(p, g, delta)
+	if err != nil {
+		return Guarantee{}, err
+	}
+	return a.tighterRDP(a.guarantee(g, detail), delta, 0), nil
 }
 
 // DeltaFor returns the certified upper bound on δ at ε (finite, ≥ 0) and
@@ -329,7 +382,11 @@ func (a *PLDAccountant) DeltaFor(eps float64) (Guarantee, error) {
 	if err != nil {
 		return Guarantee{}, fmt.Errorf("pld accountant: %w", err)
 	}
-	return a.tighterRDP(a.guarantee(g), 0, eps), nil
+	g, detail, err := a.tightenDelta(p, g, eps)
+	if err != nil {
+		return Guarantee{}, err
+	}
+	return a.tighterRDP(a.guarantee(g, detail), 0, eps), nil
 }
 
 // MaxSteps returns the largest n ≤ limit such that n more runs of m keep
@@ -374,7 +431,11 @@ func (a *PLDAccountant) maxStepsCompute(m Mechanism, target, delta float64, limi
 	}
 	// Powers m^(2^k) up to limit, stopping once a power alone exceeds the
 	// target (more steps cannot fit: ε grows with every composition).
-	powers := []*PLD{work.mechs[idx].base.upperOnly()}
+	mb, err := work.baseOf(work.mechs[idx])
+	if err != nil {
+		return 0, err
+	}
+	powers := []*PLD{mb.upperOnly()}
 	for 1<<len(powers) <= limit {
 		last := powers[len(powers)-1]
 		if g, err := last.Epsilon(delta); err != nil {
@@ -411,29 +472,85 @@ func (a *PLDAccountant) maxStepsCompute(m Mechanism, target, delta float64, limi
 	// The RDP bound of the same history may allow more steps (at small δ,
 	// where the PLD bound's round-off term swamps δ): EpsilonFor reports
 	// min(PLD, RDP), so n may start from the RDP accountant's answer.
+	fromRDP := false
 	if r := a.rdpShadow(); r != nil {
 		if nr, err := (&RDPAccounting{Acc: r}).MaxSteps(m, target, delta, limit); err == nil && nr > n {
-			n = nr
+			n, fromRDP = nr, true
 		}
 	}
 	// Confirm with the canonical composition (bit-for-bit what the
 	// accountant will report after these steps).
+	start := n
 	for n > 0 {
-		c := a.cloneP()
-		if err := c.Compose(m, n); err != nil {
-			return 0, err
-		}
-		g, err := c.EpsilonFor(delta)
+		ok, c, err := a.stepsFit(m, n, target, delta)
 		if err != nil {
 			return 0, err
 		}
-		if g.Epsilon <= target {
+		if ok {
+			if fromRDP && n == start && n < limit {
+				// The reported bound (the tilted PLD path at small δ)
+				// may allow more than RDP: search upward.
+				return a.maxStepsUpward(m, target, delta, limit, n, c)
+			}
 			a.verified = &verifiedPLD{key: c.historyKey(), pld: c.cache}
 			return n, nil
 		}
 		n--
 	}
 	return 0, nil
+}
+
+// stepsFit reports whether n more runs of m keep the reported ε at delta
+// within target, with the accountant that composed them.
+func (a *PLDAccountant) stepsFit(m Mechanism, n int, target, delta float64) (bool, *PLDAccountant, error) {
+	c := a.cloneP()
+	if a.tiltBases == nil {
+		a.tiltBases = map[string]*PLD{}
+	}
+	c.tiltBases = a.tiltBases // the probes share the tilted bases
+	if err := c.Compose(m, n); err != nil {
+		return false, nil, err
+	}
+	g, err := c.EpsilonFor(delta)
+	if err != nil {
+		return false, nil, err
+	}
+	return g.Epsilon <= target, c, nil
+}
+
+// maxStepsUpward returns the largest n ≤ limit whose runs fit, given that
+// lo runs fit (c composed them): steps growing from lo/32, then bisection
+// (ε is non-decreasing in the number of steps).
+func (a *PLDAccountant) maxStepsUpward(m Mechanism, target, delta float64, limit, lo int, c *PLDAccountant) (int, error) {
+	best := c
+	step := max(1, lo/32)
+	hi := limit + 1
+	for lo < limit {
+		k := min(limit, lo+step)
+		ok, ck, err := a.stepsFit(m, k, target, delta)
+		if err != nil {
+			return 0, err
+		}
+		if !ok {
+			hi = k
+			break
+		}
+		lo, best, step = k, ck, 2*step
+	}
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		ok, ck, err := a.stepsFit(m, mid, target, delta)
+		if err != nil {
+			return 0, err
+		}
+		if ok {
+			lo, best = mid, ck
+		} else {
+			hi = mid
+		}
+	}
+	a.verified = &verifiedPLD{key: best.historyKey(), pld: best.cache}
+	return lo, nil
 }
 
 // upperOnly returns p without its optimistic estimate (cheaper to compose).
@@ -452,7 +569,8 @@ func (p *PLD) upperOnly() *PLD {
 func (a *PLDAccountant) cloneP() *PLDAccountant {
 	b := &PLDAccountant{interval: a.interval, index: make(map[string]int, len(a.index)),
 		history: append([]historyEntry(nil), a.history...), cache: a.cache, version: a.version, maxSteps: a.maxSteps, verified: a.verified,
-		prefix: append([]*PLD(nil), a.prefix...), prefixCount: append([]int64(nil), a.prefixCount...), upperOnly: a.upperOnly, shared: a.shared, rdpFailed: a.rdpFailed}
+		prefix: append([]*PLD(nil), a.prefix...), prefixCount: append([]int64(nil), a.prefixCount...), upperOnly: a.upperOnly, shared: a.shared, rdpFailed: a.rdpFailed,
+		tree: a.tree}
 	if a.rdp != nil {
 		b.rdp = a.rdp.Clone()
 	}

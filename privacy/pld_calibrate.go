@@ -14,6 +14,9 @@ import (
 //  1. searches on a coarser grid (interval pldSearchFactor·h, at most
 //     pldSearchMaxInterval; upper estimate only): ε there is still a
 //     certified upper bound (pld.go), only looser, and ~10× cheaper;
+//     every evaluation is the ε the accountant reports (EpsilonFor:
+//     min(PLD, RDP), the PLD bound from the fast or the tilted path), so
+//     the PLD σ is never above the RDP one;
 //  2. then finds the smallest σ on the certified grid (interval h, upper
 //     estimate only, which is bit for bit the upper estimate the accountant
 //     composes) by a bracket around the search answer and regula falsi
@@ -48,7 +51,6 @@ func (a *PLDAccountant) calibrateSigma(req CalibrationRequest) (float64, error) 
 // calibrateSigmaPLD is CalibrateSigma on the PLD accountant prior (see above).
 func calibrateSigmaPLD(req CalibrationRequest, prior *PLDAccountant) (float64, error) {
 	h := prior.Interval()
-	var priorFine *PLD
 	if prior.Steps() > 0 {
 		g, err := prior.EpsilonFor(req.Delta)
 		if err != nil {
@@ -57,17 +59,15 @@ func calibrateSigmaPLD(req CalibrationRequest, prior *PLDAccountant) (float64, e
 		if g.Epsilon >= req.TargetEpsilon {
 			return 0, fmt.Errorf("calibrate σ: the prior history alone spends ε = %v ≥ target %v", g.Epsilon, req.TargetEpsilon)
 		}
-		p, err := prior.Composed()
-		if err != nil {
-			return 0, fmt.Errorf("calibrate σ: %w", err)
-		}
-		priorFine = p.upperOnly()
 	}
 	hs := math.Max(h, math.Min(pldSearchFactor*h, pldSearchMaxInterval))
-	var priorSearch *PLD
-	if prior.Steps() > 0 {
+	priorSearch := prior
+	if hs != h {
 		var err error
-		if priorSearch, err = composeUpperOnly(prior.History(), hs); err != nil {
+		if priorSearch, err = reaccount(prior.History(), hs); err != nil {
+			return 0, fmt.Errorf("calibrate σ: %w", err)
+		}
+		if _, err := priorSearch.Composed(); err != nil { // cached for the clones
 			return 0, fmt.Errorf("calibrate σ: %w", err)
 		}
 	}
@@ -85,10 +85,10 @@ func calibrateSigmaPLD(req CalibrationRequest, prior *PLDAccountant) (float64, e
 		return e, nil
 	}
 	search := func(sigma float64) (float64, error) {
-		return guard(upperEpsilonAfter(priorSearch, req.Q, sigma, req.Steps, hs, req.Delta))
+		return guard(reportedEpsilonAfter(priorSearch, req.Q, sigma, req.Steps, req.Delta))
 	}
 	certified := func(sigma float64) (float64, error) {
-		return guard(upperEpsilonAfter(priorFine, req.Q, sigma, req.Steps, h, req.Delta))
+		return guard(reportedEpsilonAfter(prior, req.Q, sigma, req.Steps, req.Delta))
 	}
 	withCause := func(s float64, err error) (float64, error) {
 		if err != nil && lastErr != nil {
@@ -134,31 +134,22 @@ func calibrateSigmaPLD(req CalibrationRequest, prior *PLDAccountant) (float64, e
 	return withCause(refineSigma(certified, req.TargetEpsilon, guess, CalibrationTolerance))
 }
 
-// upperEpsilonAfter returns ε(δ) of the upper estimate of prior (nil: none)
-// followed by steps SubsampledGaussian{q, σ} steps, at interval h. On the
-// accountant's own interval this is bit for bit the upper bound the
-// accountant reports after composing those steps as a new mechanism.
-func upperEpsilonAfter(prior *PLD, q, sigma float64, steps int, h, delta float64) (float64, error) {
-	step, err := NewPLD(SubsampledGaussian{Q: q, Sigma: sigma}, h)
-	if err != nil {
+// reportedEpsilonAfter returns the ε at δ that the accountant prior reports
+// after composing steps SubsampledGaussian{q, σ} steps: min(PLD, RDP) with
+// the PLD bound from the fast or the tilted path (EpsilonFor), upper
+// estimates only (bit for bit the same upper bounds). prior is not changed.
+func reportedEpsilonAfter(prior *PLDAccountant, q, sigma float64, steps int, delta float64) (float64, error) {
+	c := prior.cloneP()
+	c.upperOnly = true
+	if err := c.Compose(SubsampledGaussian{Q: q, Sigma: sigma}, steps); err != nil {
 		return 0, err
 	}
-	p, err := step.upperOnly().SelfCompose(steps)
-	if err != nil {
-		return 0, err
-	}
-	if prior != nil {
-		if p, err = prior.Compose(p); err != nil {
-			return 0, err
-		}
-	}
-	g, err := p.Epsilon(delta)
+	g, err := c.EpsilonFor(delta)
 	return g.Epsilon, err
 }
 
-// composeUpperOnly composes a history canonically (as PLDAccountant does)
-// at interval h, upper estimates only.
-func composeUpperOnly(hist []Composition, h float64) (*PLD, error) {
+// reaccount returns a PLD accountant at interval h with history hist.
+func reaccount(hist []Composition, h float64) (*PLDAccountant, error) {
 	a, err := NewPLDAccountant(h)
 	if err != nil {
 		return nil, err
@@ -173,7 +164,7 @@ func composeUpperOnly(hist []Composition, h float64) (*PLD, error) {
 			return nil, err
 		}
 	}
-	return a.Composed()
+	return a, nil
 }
 
 // refineSigma returns the smallest σ (to tol) with eps(σ) ≤ target, for eps

@@ -144,8 +144,9 @@ func composePMF(a, b pmf, upper bool) pmf {
 		p:     c,
 		inf:   a.inf*(fb+b.inf) + fa*b.inf,
 		slack: a.slack + b.slack*a.total() + cerr,
+		trunc: a.trunc + b.trunc,
 	}
-	out.truncate(upper, pldTailMass+cerr/64, pldTailMass+2*cerr)
+	out.trunc += out.truncate(upper, pldTailMass+cerr/64, pldTailMass+2*cerr)
 	return out
 }
 
@@ -158,7 +159,8 @@ func composePMF(a, b pmf, upper bool) pmf {
 // thresholds include a share of the convolution's error bound, so that the
 // round-off floor (≈ u·max per entry) does not keep widening the support;
 // any threshold is valid, the choice only trades tightness for size.
-func (m *pmf) truncate(upper bool, tauTop, tauBottom float64) {
+// It returns the top tail's mass.
+func (m *pmf) truncate(upper bool, tauTop, tauBottom float64) float64 {
 	p := m.p
 	// Top.
 	hi := len(p)
@@ -167,6 +169,7 @@ func (m *pmf) truncate(upper bool, tauTop, tauBottom float64) {
 		s += p[hi-1]
 		hi--
 	}
+	top := s
 	if upper {
 		m.inf += s
 	} else {
@@ -186,4 +189,5 @@ func (m *pmf) truncate(upper bool, tauTop, tauBottom float64) {
 		m.p = append([]float64(nil), p[lo:hi]...)
 	}
 	m.lo += lo
+	return top
 }

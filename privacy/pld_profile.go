@@ -40,22 +40,22 @@ type profilePair interface {
 // floating point, as the optimistic estimate of pld.go). It assumes
 // P(L = +∞) = 0, which profilePair implementations guarantee.
 //
-// The grid spans [tlo, thi]: thi is where δ drops to pldTailMass, tlo
-// (< 0) where δ(ε) − (1 − e^ε) = e^ε·H_{e^{−ε}}(Q‖P) drops to pldTailMass
+// The grid spans [tlo, thi]: thi is where δ drops to tau, tlo
+// (< 0) where δ(ε) − (1 − e^ε) = e^ε·H_{e^{−ε}}(Q‖P) drops to tau
 // (below it the profile is 1 − e^ε up to that amount; the bound holds for
 // any tlo, this only keeps it tight).
-func discretizeProfile(pp profilePair, h float64) (upper, lower pmf, err error) {
+func discretizeProfile(pp profilePair, h, tau float64) (upper, lower pmf, err error) {
 	if !(h > 0) || math.IsInf(h, 0) {
 		return pmf{}, pmf{}, fmt.Errorf("pld: discretization interval must be finite and > 0, got %v", h)
 	}
 	if pp.infP() != 0 {
 		return pmf{}, pmf{}, errors.New("pld: profile discretization needs P(L = +∞) = 0")
 	}
-	thi, err := searchDown(func(t float64) bool { return pp.deltaUpper(t) <= pldTailMass }, 1)
+	thi, err := searchDown(func(t float64) bool { return pp.deltaUpper(t) <= tau }, 1)
 	if err != nil {
 		return pmf{}, pmf{}, fmt.Errorf("pld: upper loss range: %w", err)
 	}
-	tlo, err := searchDown(func(t float64) bool { return pp.deltaUpper(-t)+math.Expm1(-t) <= pldTailMass }, 1)
+	tlo, err := searchDown(func(t float64) bool { return pp.deltaUpper(-t)+math.Expm1(-t) <= tau }, 1)
 	if err != nil {
 		return pmf{}, pmf{}, fmt.Errorf("pld: lower loss range: %w", err)
 	}

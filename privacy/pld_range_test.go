@@ -99,23 +99,27 @@ func TestPLDSmallNoiseNotBelowTruth(t *testing.T) {
 	}
 }
 
-// Where the PLD bound is +Inf or above the RDP bound (small δ: the FFT
-// round-off charged to δ swamps it), EpsilonFor reports the RDP bound of the
-// same history and says so; elsewhere the PLD bound, never above RDP.
+// Where the PLD bound is above the RDP bound (here: a coarse interval),
+// EpsilonFor reports the RDP bound of the same history and says so;
+// elsewhere the PLD bound, never above RDP. At small δ the PLD bound comes
+// from the tilted path (before it, the fast path's +Inf made these three
+// cases report RDP's 2.0406, 2.3273 and 1.8045).
 func TestPLDReportsMinWithRDP(t *testing.T) {
 	m := SubsampledGaussian{Q: 0.004266, Sigma: 1.1}
 	for _, c := range []struct {
 		steps     int
 		delta     float64
+		h         float64
 		wantBound string
 	}{
-		{100, 1e-12, BoundRDP},  // PLD alone: +Inf (main before)
-		{1000, 1e-12, BoundRDP}, // PLD alone: +Inf
-		{1500, 1e-9, BoundRDP},  // PLD alone: +Inf
-		{1000, 1e-5, BoundPLD},  // the usual regime: the PLD is tighter
-		{200, 1e-7, BoundPLD},
+		{100, 1e-12, 0, BoundPLD},  // 1.2973 (fast path alone: +Inf)
+		{1000, 1e-12, 0, BoundPLD}, // 1.6512
+		{1500, 1e-9, 0, BoundPLD},  // 1.2116
+		{1000, 1e-5, 0, BoundPLD},  // the usual regime: the PLD is tighter
+		{200, 1e-7, 0, BoundPLD},
+		{1000, 1e-5, 0.5, BoundRDP}, // interval 0.5: the discretization costs more than RDP
 	} {
-		a, _ := NewPLDAccountant(0)
+		a, _ := NewPLDAccountant(c.h)
 		if err := a.Compose(m, c.steps); err != nil {
 			t.Fatal(err)
 		}
@@ -134,7 +138,9 @@ func TestPLDReportsMinWithRDP(t *testing.T) {
 		}
 		// DeltaFor at the reported ε stays ≤ δ (same min rule).
 		gd, err := a.DeltaFor(g.Epsilon)
-		if err != nil || !(gd.Delta <= c.delta*(1+1e-9)) {
+		// (The tilted path answers ε and δ with tilts and tails chosen for
+		// each query: both are certified, and agree to 1e-4 relative.)
+		if err != nil || !(gd.Delta <= c.delta*(1+1e-4)) {
 			t.Errorf("%d steps: δ(%v) = %v (%s), err %v; want ≤ %g", c.steps, g.Epsilon, gd.Delta, gd.Bound, err, c.delta)
 		}
 		// A clone and a JSON round trip answer the same.

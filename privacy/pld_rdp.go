@@ -7,9 +7,9 @@ import (
 
 // The PLD accountant's answers are min(PLD, RDP): both are certified upper
 // bounds for the same history, so their minimum is one too. The PLD bound
-// is the tighter one in the usual regime; it can exceed the RDP bound (or be
-// +Inf) at small δ, where the FFT round-off charged to δ (fftErrorBound)
-// swamps δ. The RDP bound is that of the RDP accountant's defaults
+// is the tighter one in the usual regime and, through the tilted path
+// (pld_tilt.go), at small δ too; it can exceed the RDP bound at a coarse
+// interval or for mechanisms whose tails the grid cuts short. The RDP bound is that of the RDP accountant's defaults
 // (DefaultOrders, ConversionBBG: Balle, Barthe, Gaboardi, Hsu & Sato 2020,
 // Theorem 21), composed from the same history with proven RDP curves only;
 // a mechanism without one leaves the PLD bound alone. Guarantee.Bound and

@@ -175,7 +175,7 @@ func TestPTREnvelopeDiscretization(t *testing.T) {
 	for _, p := range params {
 		env := newPTREnvelope(p)
 		h := 1e-3
-		up, lo, err := discretizeProfile(env, h)
+		up, lo, err := discretizeProfile(env, h, pldTailMass)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -209,7 +209,7 @@ func TestPTREnvelopeMassRouteAgrees(t *testing.T) {
 	p := PTR{Sigma1: 1.1, Tau: 0.5, B: 1, Delta0: 1e-8}
 	env := newPTREnvelope(p)
 	h := 1e-3
-	a, _, err := discretizeProfile(env, h)
+	a, _, err := discretizeProfile(env, h, pldTailMass)
 	if err != nil {
 		t.Fatal(err)
 	}

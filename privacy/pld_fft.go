@@ -1,0 +1,193 @@
+package privacy
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+)
+
+// A radix-2 FFT whose round-off has a proven bound, for the certified
+// (pointwise) convolutions of the tilted PLD path (pld_tilt.go).
+//
+// Source: Higham 2002, "Accuracy and Stability of Numerical Algorithms",
+// 2nd ed., §24.1, Theorem 24.2: the unnormalized DFT y = F x of length
+// n = 2^L computed by the radix-2 Cooley–Tukey algorithm with computed
+// twiddle factors ŵ satisfying |ŵ − ω| ≤ μ satisfies
+//
+//	‖ŷ − y‖₂ ≤ L·η/(1 − L·η)·‖y‖₂,  η = μ + γ₄(√2 + μ),  γ₄ = 4u/(1 − 4u),
+//
+// valid when L·η < 1 (checked). The same holds for the conjugate transform
+// (conjugate twiddles). fftTwiddleErr is the μ assumed for the twiddles
+// computed here (math.Sincos of an argument in [0, π/4], reflected by the
+// exact symmetries of the unit circle); TestFFTTwiddleAccuracy checks every
+// twiddle of n = 2^14 against a 200-bit series.
+//
+// Only radix-2 butterflies are used (no radix-3/4/5 passes, whose error
+// Theorem 24.2 does not cover): lengths are padded to a power of two.
+
+// fftTwiddleErr is μ of Theorem 24.2 for fftTwiddles (an assumption on
+// math.Sincos, ≈ 2 ulps of the argument reduction and evaluation on
+// [0, π/4], with a factor 2.5 to spare).
+const fftTwiddleErr = 5 * unitRoundoff
+
+// fftTwiddles returns ω^j = e^{−2πij/n} for j < n/2 (n a power of two ≥ 2).
+// Only arguments in [0, π/4] are evaluated; the rest follow from
+// e^{−iθ} symmetries that swap or negate the real and imaginary parts
+// (exact in floating point).
+func fftTwiddles(n int) []complex128 {
+	w := make([]complex128, n/2)
+	if n < 8 {
+		for j := range w {
+			s, c := math.Sincos(2 * math.Pi * float64(j) / float64(n))
+			w[j] = complex(c, -s)
+		}
+		return w
+	}
+	o := n / 8
+	for j := 0; j <= o; j++ {
+		// θ = 2πj/n = (π/4)·(j/o) ∈ [0, π/4].
+		s, c := math.Sincos(math.Pi / 4 * float64(j) / float64(o))
+		w[j] = complex(c, -s)
+		if j < o {
+			w[2*o-j] = complex(s, -c) // θ' = π/2 − θ
+		}
+	}
+	// θ ∈ (π/2, π): e^{−i(π/2+φ)} = (−sin φ) − i cos φ... from θ−π/2.
+	for j := 2*o + 1; j < 4*o; j++ {
+		v := w[j-2*o] // e^{−iφ}, φ = θ − π/2: cos φ, −sin φ
+		w[j] = complex(imag(v), -real(v))
+	}
+	return w
+}
+
+// fftRadix2 transforms x in place: the unnormalized DFT (inverse = false:
+// y_k = Σ x_j ω^{jk}) or its conjugate (inverse = true, no 1/n), by the
+// iterative radix-2 decimation-in-time Cooley–Tukey algorithm (bit
+// reversal, then L butterfly stages ŷ = a ± ŵ·b), the algorithm of
+// Higham's Theorem 24.2. len(x) must be a power of two and w =
+// fftTwiddles(len(x)).
+func fftRadix2(x []complex128, w []complex128, inverse bool) {
+	n := len(x)
+	if n <= 1 {
+		return
+	}
+	shift := 64 - uint(bits.Len(uint(n))-1)
+	for i := range x {
+		j := int(bits.Reverse64(uint64(i)) >> shift)
+		if j > i {
+			x[i], x[j] = x[j], x[i]
+		}
+	}
+	for size := 2; size <= n; size <<= 1 {
+		half := size >> 1
+		step := n / size
+		for start := 0; start < n; start += size {
+			k := 0
+			for j := start; j < start+half; j++ {
+				t := w[k]
+				if inverse {
+					t = complex(real(t), -imag(t))
+				}
+				b := t * x[j+half]
+				a := x[j]
+				x[j] = a + b
+				x[j+half] = a - b
+				k += step
+			}
+		}
+	}
+}
+
+// fftRel returns ρ = L·η/(1 − L·η) of Theorem 24.2 for length n = 2^L,
+// or an error when L·η ≥ 1 (never for n ≤ 2^60).
+func fftRel(n int) (float64, error) {
+	l := float64(bits.Len(uint(n)) - 1)
+	g4 := 4 * unitRoundoff / (1 - 4*unitRoundoff)
+	eta := fftTwiddleErr + g4*(math.Sqrt2+fftTwiddleErr)
+	if !(l*eta < 1) {
+		return 0, fmt.Errorf("pld: FFT length %d outside Theorem 24.2's range (L·η ≥ 1)", n)
+	}
+	return l * eta / (1 - l*eta), nil
+}
+
+// pow2Len returns the smallest power of two ≥ n.
+func pow2Len(n int) int {
+	if n <= 1 {
+		return 1
+	}
+	return 1 << bits.Len(uint(n-1))
+}
+
+// certConvolve returns ĉ ≈ a∗b (length len(a)+len(b)−1, entries unclipped)
+// and a bound E with |ĉ_k − (a∗b)_k| ≤ E for every k, for non-negative
+// finite a and b. It packs z = a + i·s·b (s a power of two balancing
+// ‖a‖₂ and s‖b‖₂, exact scaling), computes Z = F z, separates
+// A_k = (Z_k + conj Z_{−k})/2 and sB_k = (Z_k − conj Z_{−k})/(2i), multiplies
+// and transforms back (c = Re F*(A·sB)/(n·s)).
+//
+// Error bound (every step with its ℓ2 bound; ‖·‖_∞ ≤ ‖·‖₂): with ρ of
+// fftRel and ‖Z‖₂ = √n‖z‖₂ (Parseval), ‖Ẑ − Z‖₂ ≤ e = ρ√n‖z‖₂; the
+// separation is a contraction plus one rounding per entry, so
+// ‖Â − A‖₂ ≤ eA = (1+2u)e + 2u√n‖a‖₂ (likewise eB with s‖b‖₂); with
+// ‖A‖_∞ ≤ ‖a‖₁ and ‖sB‖_∞ ≤ s‖b‖₁ (non-negative inputs) and
+// ‖A·sB‖₂ ≤ P₂ = min(√n‖a‖₂·s‖b‖₁, ‖a‖₁·s√n‖b‖₂), the computed products
+// (complex multiplication: relative √2γ₂, Higham Lemma 3.5) differ from
+// A·sB by dP = dL(1+√2γ₂) + √2γ₂P₂, dL = eA(s‖b‖₁ + eB) + ‖a‖₁eB; the
+// inverse transform adds ρ√n(P₂ + dP); the division by n·s (a power of
+// two) is exact. So E = √n(ρ(P₂+dP) + dP)/(n·s), inflated by 1e-9
+// relative for the rounding of this formula and of the norms.
+func certConvolve(a, b []float64) ([]float64, float64, error) {
+	m := len(a) + len(b) - 1
+	n := pow2Len(m)
+	rho, err := fftRel(n)
+	if err != nil {
+		return nil, 0, err
+	}
+	a1, a2 := norms(a)
+	b1, b2 := norms(b)
+	if a2 == 0 || b2 == 0 {
+		return make([]float64, m), 0, nil
+	}
+	// s = 2^k with s‖b‖₂ ≈ ‖a‖₂.
+	_, ea := math.Frexp(a2)
+	_, eb := math.Frexp(b2)
+	s := math.Ldexp(1, ea-eb)
+	z := make([]complex128, n)
+	for i, v := range a {
+		z[i] = complex(v, 0)
+	}
+	for i, v := range b {
+		z[i] = complex(real(z[i]), v*s)
+	}
+	w := fftTwiddles(n)
+	fftRadix2(z, w, false)
+	prod := make([]complex128, n)
+	for k := 0; k < n; k++ {
+		zk := z[k]
+		zc := z[(n-k)&(n-1)]
+		zc = complex(real(zc), -imag(zc))
+		ak := (zk + zc) * 0.5
+		d := (zk - zc) * 0.5
+		bk := complex(imag(d), -real(d)) // d/i
+		prod[k] = ak * bk
+	}
+	fftRadix2(prod, w, true)
+	c := make([]float64, m)
+	scale := 1 / (float64(n) * s)
+	for i := range c {
+		c[i] = real(prod[i]) * scale
+	}
+	// The bound.
+	u := unitRoundoff
+	sn := math.Sqrt(float64(n))
+	z2 := math.Hypot(a2, s*b2)
+	e := rho * sn * z2
+	eA := (1+2*u)*e + 2*u*sn*a2
+	eB := (1+2*u)*e + 2*u*sn*s*b2
+	g2 := math.Sqrt2 * 2 * u / (1 - 2*u)
+	p2 := math.Min(sn*a2*s*b1, a1*s*sn*b2)
+	dL := eA*(s*b1+eB) + a1*eB
+	dP := dL*(1+g2) + g2*p2
+	bound := sn * (rho*(p2+dP) + dP) * scale * (1 + 1e-9)
+	return c, bound, nil
+}
