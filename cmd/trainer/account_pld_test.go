@@ -130,3 +130,23 @@ func TestAccountPTRPLD(t *testing.T) {
 		t.Errorf("default accountant for --mech ptr: %v, want the pld answer %v", d, m)
 	}
 }
+
+// TestOptimisticNote: the optimistic estimate is shown while steps × interval
+// stays at most 0.1, and replaced by the size of its possible bias after.
+func TestOptimisticNote(t *testing.T) {
+	for _, tc := range []struct {
+		opt   float64
+		steps int
+		h     float64
+		want  string
+	}{
+		{0.2129, 100, 1e-4, "optimistic estimate 0.2129"},
+		{1.5, 1000, 1e-4, "optimistic estimate 1.5"},
+		{1.9, 1001, 1e-4, "optimistic estimate omitted: 1001 steps × interval 0.0001 can bias it low by 0.1"},
+		{2.27, 100000, 1e-4, "optimistic estimate omitted: 100000 steps × interval 0.0001 can bias it low by 10"},
+	} {
+		if got := optimisticNote(tc.opt, tc.steps, tc.h); got != tc.want {
+			t.Errorf("optimisticNote(%v, %d, %v) = %q, want %q", tc.opt, tc.steps, tc.h, got, tc.want)
+		}
+	}
+}

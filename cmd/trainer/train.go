@@ -92,7 +92,7 @@ func runTrainFrom(args []string, base runner.TrainConfig, number bool, stdout, s
 			detail := ""
 			switch {
 			case sum.PLDInterval > 0:
-				detail = fmt.Sprintf(" (certified upper bound; optimistic estimate %.4f; interval %g)", sum.EpsilonOptimistic, sum.PLDInterval)
+				detail = fmt.Sprintf(" (certified upper bound; %s; interval %g)", optimisticNote(sum.EpsilonOptimistic, sum.Steps, sum.PLDInterval), sum.PLDInterval)
 			case sum.Conversion != "":
 				detail = fmt.Sprintf(" at Rényi order %g (%s conversion; bound there: %s; all bounds used: %s)",
 					sum.Order, sum.Conversion, strings.Join(sum.BoundAtOrder, ", "), strings.Join(sum.Bounds, ", "))
