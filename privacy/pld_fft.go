@@ -153,26 +153,35 @@ func pow2Len(n int) int {
 
 // certConvolve returns ĉ ≈ a∗b (length len(a)+len(b)−1, entries unclipped)
 // and a bound E on the ℓ2 norm of its error, ‖ĉ − a∗b‖₂ ≤ E (so
-// |ĉ_k − (a∗b)_k| ≤ E for every k), for non-negative finite a and b. It packs z = a + i·s·b (s a power of two balancing
-// ‖a‖₂ and s‖b‖₂, exact scaling), computes Z = F z, separates
-// A_k = (Z_k + conj Z_{−k})/2 and sB_k = (Z_k − conj Z_{−k})/(2i), multiplies
-// and transforms back (c = Re F*(A·sB)/(n·s)).
+// |ĉ_k − (a∗b)_k| ≤ E for every k), for non-negative finite a and b. It
+// packs z = a + i·s·b (s a power of two balancing ‖a‖₂ and s‖b‖₂, exact
+// scaling), computes Z = F z, separates A_k = (Z_k + conj Z_{−k})/2 and
+// sB_k = (Z_k − conj Z_{−k})/(2i), multiplies and transforms back
+// (c = Re F*(A·sB)/(n·s)).
 //
 // Error bound (every step with its ℓ2 bound; ‖·‖_∞ ≤ ‖·‖₂): with ρ of
-// fftRel and ‖Z‖₂ = √n‖z‖₂ (Parseval), ‖Ẑ − Z‖₂ ≤ e = ρ√n‖z‖₂; the
-// separation is a contraction plus one rounding per entry, so
-// ‖Â − A‖₂ ≤ eA = (1+2u)e + 2u√n‖a‖₂ (likewise eB with s‖b‖₂); with
-// ‖A‖_∞ ≤ ‖a‖₁ and ‖sB‖_∞ ≤ s‖b‖₁ (non-negative inputs) and
+// fftRel and ‖Z‖₂ = √n‖z‖₂ (Parseval), ‖Ẑ − Z‖₂ ≤ e = ρ√n‖z‖₂. The
+// separation splits the error D = Ẑ − Z into D_A and D_B with
+// ‖D_A‖₂² + ‖D_B‖₂² = ‖D‖₂² (parallelogram law), and adds one rounding
+// per entry, so ‖Â − A‖₂ ≤ eA = (1+u)‖D_A‖₂ + u√n‖a‖₂ and likewise eB
+// (with s‖b‖₂); both are ≤ ē = (1+u)e + u√n·max(‖a‖₂, s‖b‖₂). With
+// ‖A‖_∞ ≤ ‖a‖₁ and ‖sB‖_∞ ≤ s‖b‖₁ (non-negative inputs) the products
+// of the computed factors differ from A·sB by at most
+// dL = eA·s‖b‖₁ + ‖a‖₁·eB + eA·eB
+// ≤ (1+u)e·hypot(s‖b‖₁, ‖a‖₁) + u√n(‖a‖₂s‖b‖₁ + ‖a‖₁s‖b‖₂) + ē²
+// (Cauchy–Schwarz on the first two terms). With
 // ‖A·sB‖₂ ≤ P₂ = min(√n‖a‖₂·s‖b‖₁, ‖a‖₁·s√n‖b‖₂), the computed products
 // (complex multiplication: relative √2γ₂, Higham Lemma 3.5) differ from
-// A·sB by dP = dL(1+√2γ₂) + √2γ₂P₂, dL = eA(s‖b‖₁ + eB) + ‖a‖₁eB; the
-// inverse transform adds ρ√n(P₂ + dP); the division by n·s (a power of
-// two) is exact, and taking real parts and the first m entries are
-// contractions. So ‖ĉ − c‖₂ ≤ E = √n(ρ(P₂+dP) + dP)/(n·s), inflated by
-// 1e-9 relative for the rounding of this formula and of the norms (and for
-// underflow, whose absolute errors ≤ 2⁻¹⁰⁷⁴ per operation are far below
-// that share of E for the PLD's masses; a result below 2⁻¹⁰²² is charged
-// separately by convolve).
+// A·sB by dP = dL(1+√2γ₂) + √2γ₂P₂; the inverse transform adds
+// ρ√n(P₂ + dP); the division by n·s (a power of two) is exact, and taking
+// real parts and the first m entries are contractions. So
+// ‖ĉ − c‖₂ ≤ E = √n(ρ(P₂+dP) + dP)/(n·s) + √m·2⁻¹⁰⁷⁴ (the last term
+// for a result that underflows when scaled), inflated by 1e-8 relative for
+// the rounding of this formula and of the norms (relative γ_n ≤ 5e-10 for
+// n ≤ 2²²). Underflow inside the transforms: the norms are checked to lie
+// in [2⁻³⁰⁰, 2³⁰⁰] (an error otherwise), so ‖z‖₂ ≥ 2⁻³⁰⁰ and each of the
+// ≤ 10·n·log₂n operations errs by ≤ 2⁻¹⁰⁷⁴ absolute, far below the 1e-8
+// share of E ≥ ρ√n·P₂/(n·s) ≥ 2⁻⁷⁰⁰/(n·s) relative to the scaled data.
 func certConvolve(a, b []float64) ([]float64, float64, error) {
 	m := len(a) + len(b) - 1
 	n := pow2Len(m)
@@ -185,7 +194,16 @@ func certConvolve(a, b []float64) ([]float64, float64, error) {
 	if a2 == 0 || b2 == 0 {
 		return make([]float64, m), 0, nil
 	}
-	// s = 2^k with s‖b‖₂ ≈ ‖a‖₂.
+	const normMin, normMax = 0x1p-300, 0x1p300
+	if !(a2 >= normMin && a2 <= normMax && b2 >= normMin && b2 <= normMax && a1 <= normMax && b1 <= normMax) {
+		return nil, 0, fmt.Errorf("pld: convolution norms ‖a‖₂ = %g, ‖b‖₂ = %g outside [2⁻³⁰⁰, 2³⁰⁰], where the certified FFT bound holds", a2, b2)
+	}
+	if a2 < b2 { // so that s ≥ 1 below (convolution is commutative)
+		a, b = b, a
+		a1, a2, b1, b2 = b1, b2, a1, a2
+	}
+	// s = 2^k ≥ 1 with s‖b‖₂ ≈ ‖a‖₂: s·b_i is exact (no overflow, since
+	// s·b_i < 2‖a‖₂, and scaling up never rounds).
 	_, ea := math.Frexp(a2)
 	_, eb := math.Frexp(b2)
 	s := math.Ldexp(1, ea-eb)
@@ -219,13 +237,12 @@ func certConvolve(a, b []float64) ([]float64, float64, error) {
 	sn := math.Sqrt(float64(n))
 	z2 := math.Hypot(a2, s*b2)
 	e := rho * sn * z2
-	eA := (1+2*u)*e + 2*u*sn*a2
-	eB := (1+2*u)*e + 2*u*sn*s*b2
+	eBar := (1+u)*e + u*sn*math.Max(a2, s*b2)
 	g2 := math.Sqrt2 * 2 * u / (1 - 2*u)
 	p2 := math.Min(sn*a2*s*b1, a1*s*sn*b2)
-	dL := eA*(s*b1+eB) + a1*eB
+	dL := (1+u)*e*math.Hypot(s*b1, a1) + u*sn*(a2*s*b1+a1*s*b2) + eBar*eBar
 	dP := dL*(1+g2) + g2*p2
-	bound := sn * (rho*(p2+dP) + dP) * scale * (1 + 1e-9)
+	bound := (sn*(rho*(p2+dP)+dP)*scale + math.Sqrt(float64(m))*math.SmallestNonzeroFloat64) * (1 + 1e-8)
 	return c, bound, nil
 }
 
