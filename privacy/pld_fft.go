@@ -66,10 +66,21 @@ func fftTwiddles(n int) []complex128 {
 // reversal, then L butterfly stages ŷ = a ± ŵ·b), the algorithm of
 // Higham's Theorem 24.2. len(x) must be a power of two and w =
 // fftTwiddles(len(x)).
+//
+// Two stages (half-sizes h and 2h) are done per pass over x: the same
+// butterflies on the same values as one stage at a time, in an order that
+// reads memory half as often. The conjugate transform is conj∘F∘conj,
+// which rounds exactly like the algorithm with conjugate twiddles
+// (fl(x − (−y)) = fl(x + y)). TestFFTStagedMatchesTextbook checks both
+// claims bit for bit against the stage-by-stage loop.
 func fftRadix2(x []complex128, w []complex128, inverse bool) {
 	n := len(x)
 	if n <= 1 {
 		return
+	}
+	if inverse {
+		conjAll(x)
+		defer conjAll(x)
 	}
 	shift := 64 - uint(bits.Len(uint(n))-1)
 	for i := range x {
@@ -78,23 +89,45 @@ func fftRadix2(x []complex128, w []complex128, inverse bool) {
 			x[i], x[j] = x[j], x[i]
 		}
 	}
-	for size := 2; size <= n; size <<= 1 {
-		half := size >> 1
-		step := n / size
-		for start := 0; start < n; start += size {
-			k := 0
-			for j := start; j < start+half; j++ {
-				t := w[k]
-				if inverse {
-					t = complex(real(t), -imag(t))
-				}
-				b := t * x[j+half]
-				a := x[j]
-				x[j] = a + b
-				x[j+half] = a - b
-				k += step
+	half := 1
+	if bits.Len(uint(n))%2 == 0 { // odd number of stages: one alone first
+		for j := 0; j < n; j += 2 {
+			b := w[0] * x[j+1]
+			a := x[j]
+			x[j] = a + b
+			x[j+1] = a - b
+		}
+		half = 2
+	}
+	for ; half < n; half <<= 2 {
+		h := half
+		s1, s2 := n/(2*h), n/(4*h) // twiddle strides of the two stages
+		for start := 0; start < n; start += 4 * h {
+			x0 := x[start : start+h]
+			x1 := x[start+h : start+2*h]
+			x2 := x[start+2*h : start+3*h]
+			x3 := x[start+3*h : start+4*h]
+			for k := range x0 {
+				t := w[k*s1]
+				b := t * x1[k]
+				a := x0[k]
+				y0, y1 := a+b, a-b
+				b = t * x3[k]
+				a = x2[k]
+				y2, y3 := a+b, a-b
+				b = w[k*s2] * y2
+				x0[k], x2[k] = y0+b, y0-b
+				b = w[(k+h)*s2] * y3
+				x1[k], x3[k] = y1+b, y1-b
 			}
 		}
+	}
+}
+
+// conjAll conjugates x in place (exact).
+func conjAll(x []complex128) {
+	for i, v := range x {
+		x[i] = complex(real(v), -imag(v))
 	}
 }
 
@@ -119,23 +152,36 @@ func pow2Len(n int) int {
 }
 
 // certConvolve returns ĉ ≈ a∗b (length len(a)+len(b)−1, entries unclipped)
-// and a bound E with |ĉ_k − (a∗b)_k| ≤ E for every k, for non-negative
-// finite a and b. It packs z = a + i·s·b (s a power of two balancing
-// ‖a‖₂ and s‖b‖₂, exact scaling), computes Z = F z, separates
-// A_k = (Z_k + conj Z_{−k})/2 and sB_k = (Z_k − conj Z_{−k})/(2i), multiplies
-// and transforms back (c = Re F*(A·sB)/(n·s)).
+// and a bound E on the ℓ2 norm of its error, ‖ĉ − a∗b‖₂ ≤ E (so
+// |ĉ_k − (a∗b)_k| ≤ E for every k), for non-negative finite a and b. It
+// packs z = a + i·s·b (s a power of two balancing ‖a‖₂ and s‖b‖₂, exact
+// scaling), computes Z = F z, separates A_k = (Z_k + conj Z_{−k})/2 and
+// sB_k = (Z_k − conj Z_{−k})/(2i), multiplies and transforms back
+// (c = Re F*(A·sB)/(n·s)).
 //
 // Error bound (every step with its ℓ2 bound; ‖·‖_∞ ≤ ‖·‖₂): with ρ of
-// fftRel and ‖Z‖₂ = √n‖z‖₂ (Parseval), ‖Ẑ − Z‖₂ ≤ e = ρ√n‖z‖₂; the
-// separation is a contraction plus one rounding per entry, so
-// ‖Â − A‖₂ ≤ eA = (1+2u)e + 2u√n‖a‖₂ (likewise eB with s‖b‖₂); with
-// ‖A‖_∞ ≤ ‖a‖₁ and ‖sB‖_∞ ≤ s‖b‖₁ (non-negative inputs) and
+// fftRel and ‖Z‖₂ = √n‖z‖₂ (Parseval), ‖Ẑ − Z‖₂ ≤ e = ρ√n‖z‖₂. The
+// separation splits the error D = Ẑ − Z into D_A and D_B with
+// ‖D_A‖₂² + ‖D_B‖₂² = ‖D‖₂² (parallelogram law), and adds one rounding
+// per entry, so ‖Â − A‖₂ ≤ eA = (1+u)‖D_A‖₂ + u√n‖a‖₂ and likewise eB
+// (with s‖b‖₂); both are ≤ ē = (1+u)e + u√n·max(‖a‖₂, s‖b‖₂). With
+// ‖A‖_∞ ≤ ‖a‖₁ and ‖sB‖_∞ ≤ s‖b‖₁ (non-negative inputs) the products
+// of the computed factors differ from A·sB by at most
+// dL = eA·s‖b‖₁ + ‖a‖₁·eB + eA·eB
+// ≤ (1+u)e·hypot(s‖b‖₁, ‖a‖₁) + u√n(‖a‖₂s‖b‖₁ + ‖a‖₁s‖b‖₂) + ē²
+// (Cauchy–Schwarz on the first two terms). With
 // ‖A·sB‖₂ ≤ P₂ = min(√n‖a‖₂·s‖b‖₁, ‖a‖₁·s√n‖b‖₂), the computed products
 // (complex multiplication: relative √2γ₂, Higham Lemma 3.5) differ from
-// A·sB by dP = dL(1+√2γ₂) + √2γ₂P₂, dL = eA(s‖b‖₁ + eB) + ‖a‖₁eB; the
-// inverse transform adds ρ√n(P₂ + dP); the division by n·s (a power of
-// two) is exact. So E = √n(ρ(P₂+dP) + dP)/(n·s), inflated by 1e-9
-// relative for the rounding of this formula and of the norms.
+// A·sB by dP = dL(1+√2γ₂) + √2γ₂P₂; the inverse transform adds
+// ρ√n(P₂ + dP); the division by n·s (a power of two) is exact, and taking
+// real parts and the first m entries are contractions. So
+// ‖ĉ − c‖₂ ≤ E = √n(ρ(P₂+dP) + dP)/(n·s) + √m·2⁻¹⁰⁷⁴ (the last term
+// for a result that underflows when scaled), inflated by 1e-8 relative for
+// the rounding of this formula and of the norms (relative γ_n ≤ 5e-10 for
+// n ≤ 2²²). Underflow inside the transforms: the norms are checked to lie
+// in [2⁻³⁰⁰, 2³⁰⁰] (an error otherwise), so ‖z‖₂ ≥ 2⁻³⁰⁰ and each of the
+// ≤ 10·n·log₂n operations errs by ≤ 2⁻¹⁰⁷⁴ absolute, far below the 1e-8
+// share of E ≥ ρ√n·P₂/(n·s) ≥ 2⁻⁷⁰⁰/(n·s) relative to the scaled data.
 func certConvolve(a, b []float64) ([]float64, float64, error) {
 	m := len(a) + len(b) - 1
 	n := pow2Len(m)
@@ -143,12 +189,21 @@ func certConvolve(a, b []float64) ([]float64, float64, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	a1, a2 := norms(a)
-	b1, b2 := norms(b)
+	a1, a2 := scaledNorms(a)
+	b1, b2 := scaledNorms(b)
 	if a2 == 0 || b2 == 0 {
 		return make([]float64, m), 0, nil
 	}
-	// s = 2^k with s‖b‖₂ ≈ ‖a‖₂.
+	const normMin, normMax = 0x1p-300, 0x1p300
+	if !(a2 >= normMin && a2 <= normMax && b2 >= normMin && b2 <= normMax && a1 <= normMax && b1 <= normMax) {
+		return nil, 0, fmt.Errorf("pld: convolution norms ‖a‖₂ = %g, ‖b‖₂ = %g outside [2⁻³⁰⁰, 2³⁰⁰], where the certified FFT bound holds", a2, b2)
+	}
+	if a2 < b2 { // so that s ≥ 1 below (convolution is commutative)
+		a, b = b, a
+		a1, a2, b1, b2 = b1, b2, a1, a2
+	}
+	// s = 2^k ≥ 1 with s‖b‖₂ ≈ ‖a‖₂: s·b_i is exact (no overflow, since
+	// s·b_i < 2‖a‖₂, and scaling up never rounds).
 	_, ea := math.Frexp(a2)
 	_, eb := math.Frexp(b2)
 	s := math.Ldexp(1, ea-eb)
@@ -161,33 +216,62 @@ func certConvolve(a, b []float64) ([]float64, float64, error) {
 	}
 	w := fftTwiddles(n)
 	fftRadix2(z, w, false)
-	prod := make([]complex128, n)
-	for k := 0; k < n; k++ {
-		zk := z[k]
-		zc := z[(n-k)&(n-1)]
-		zc = complex(real(zc), -imag(zc))
-		ak := (zk + zc) * 0.5
-		d := (zk - zc) * 0.5
-		bk := complex(imag(d), -real(d)) // d/i
-		prod[k] = ak * bk
+	// Separate and multiply in place, k and n−k together (both read z_k
+	// and z_{n−k}).
+	for k := 0; k <= n/2; k++ {
+		kc := (n - k) & (n - 1)
+		zk, zn := z[k], z[kc]
+		z[k] = separateMul(zk, zn)
+		if kc != k {
+			z[kc] = separateMul(zn, zk)
+		}
 	}
-	fftRadix2(prod, w, true)
+	fftRadix2(z, w, true)
 	c := make([]float64, m)
 	scale := 1 / (float64(n) * s)
 	for i := range c {
-		c[i] = real(prod[i]) * scale
+		c[i] = real(z[i]) * scale
 	}
 	// The bound.
 	u := unitRoundoff
 	sn := math.Sqrt(float64(n))
 	z2 := math.Hypot(a2, s*b2)
 	e := rho * sn * z2
-	eA := (1+2*u)*e + 2*u*sn*a2
-	eB := (1+2*u)*e + 2*u*sn*s*b2
+	eBar := (1+u)*e + u*sn*math.Max(a2, s*b2)
 	g2 := math.Sqrt2 * 2 * u / (1 - 2*u)
 	p2 := math.Min(sn*a2*s*b1, a1*s*sn*b2)
-	dL := eA*(s*b1+eB) + a1*eB
+	dL := (1+u)*e*math.Hypot(s*b1, a1) + u*sn*(a2*s*b1+a1*s*b2) + eBar*eBar
 	dP := dL*(1+g2) + g2*p2
-	bound := sn * (rho*(p2+dP) + dP) * scale * (1 + 1e-9)
+	bound := (sn*(rho*(p2+dP)+dP)*scale + math.Sqrt(float64(m))*math.SmallestNonzeroFloat64) * (1 + 1e-8)
 	return c, bound, nil
+}
+
+// separateMul returns A_k·sB_k of certConvolve from Z_k = zk and
+// Z_{−k} = zc: A_k = (Z_k + conj Z_{−k})/2, sB_k = (Z_k − conj Z_{−k})/(2i).
+func separateMul(zk, zc complex128) complex128 {
+	zc = complex(real(zc), -imag(zc))
+	ak := (zk + zc) * 0.5
+	d := (zk - zc) * 0.5
+	return ak * complex(imag(d), -real(d)) // d/i
+}
+
+// scaledNorms returns the ℓ1 and ℓ2 norms of a, the ℓ2 sum scaled by the
+// largest |a_i| so that tiny or huge entries neither underflow nor
+// overflow (each norm is within γ_len relative of the exact one). (norms,
+// pld_compose.go, squares unscaled; the fast path's bound keeps it so that
+// its values stay bit for bit.)
+func scaledNorms(a []float64) (l1, l2 float64) {
+	var mx float64
+	for _, v := range a {
+		l1 += math.Abs(v)
+		mx = math.Max(mx, math.Abs(v))
+	}
+	if mx == 0 || math.IsInf(mx, 0) {
+		return l1, mx
+	}
+	for _, v := range a {
+		r := v / mx
+		l2 += r * r
+	}
+	return l1, mx * math.Sqrt(l2)
 }
