@@ -86,15 +86,7 @@ func fftpackFactors(v int) int {
 func convolve(a, b []float64) ([]float64, float64) {
 	n := len(a) + len(b) - 1
 	if len(a)*len(b) <= directConvMax {
-		c := make([]float64, n)
-		for i, x := range a {
-			if x == 0 {
-				continue
-			}
-			for j, y := range b {
-				c[i+j] += x * y
-			}
-		}
+		c := directConvolve(a, b)
 		a1, _ := norms(a)
 		b1, _ := norms(b)
 		// Each c_k is a sum of ≤ min(len) products: γ_m‖a‖₁‖b‖₁ overall.
@@ -190,4 +182,21 @@ func (m *pmf) truncate(upper bool, tauTop, tauBottom float64) float64 {
 	}
 	m.lo += lo
 	return top
+}
+
+// directConvolve is a∗b by direct summation (length len(a)+len(b)−1). With
+// non-negative inputs every entry is a sum of non-negative products, so its
+// relative round-off is at most γ_m, m = min(len(a), len(b)) (Higham,
+// Accuracy and Stability, §3.1), which both convolve and tiltedConvolve use.
+func directConvolve(a, b []float64) []float64 {
+	c := make([]float64, len(a)+len(b)-1)
+	for i, x := range a {
+		if x == 0 {
+			continue
+		}
+		for j, y := range b {
+			c[i+j] += x * y
+		}
+	}
+	return c
 }

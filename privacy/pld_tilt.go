@@ -110,15 +110,7 @@ const smallestNormal = 0x1p-1022
 func tiltedConvolve(a, b []float64, la, lb int, h, lam float64) ([]float64, error) {
 	n := len(a) + len(b) - 1
 	if len(a)*len(b) <= directConvMax {
-		c := make([]float64, n)
-		for i, x := range a {
-			if x == 0 {
-				continue
-			}
-			for j, y := range b {
-				c[i+j] += x * y
-			}
-		}
+		c := directConvolve(a, b)
 		g := 1.01 * float64(min(len(a), len(b))+2) * unitRoundoff
 		for i := range c {
 			c[i] *= 1 + g
