@@ -21,6 +21,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -325,7 +326,10 @@ func (g *Grid) Plan(w io.Writer, out string, jobs int) error {
 	}
 	fmt.Fprintf(w, "# %d cells, %d to run: estimated wall time %s one cell at a time", len(g.Cells), todo, formatDuration(total))
 	if jobs > 1 {
-		fmt.Fprintf(w, ", about %s at --jobs %d given %d free cores", formatDuration(total/float64(jobs)), jobs, 2*jobs)
+		// The per-step rates were measured with two cells sharing two
+		// cores, so parallel cells scale with the cores there are.
+		par := min(jobs, runtime.NumCPU())
+		fmt.Fprintf(w, ", about %s at --jobs %d with a core per cell (this machine has %d)", formatDuration(total/float64(par)), jobs, runtime.NumCPU())
 	}
 	if unknown > 0 {
 		fmt.Fprintf(w, ", plus %d cells with no measurement (not counted)", unknown)
