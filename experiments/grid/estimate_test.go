@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -65,7 +66,7 @@ func TestEstimate(t *testing.T) {
 	// Unfinished and estimated: cells 1, 2, 3 (and the ε = 4 cells without a measurement).
 	total := 812.6 + 2*2545*dpsgdRate
 	for _, want := range []string{"# 8 cells, 7 to run: estimated wall time " + formatDuration(total) + " one cell at a time",
-		"about " + formatDuration(total/2) + " at --jobs 2", "plus 4 cells with no measurement", "docs/grid.md", "# data: every unfinished cell's dataset is present"} {
+		"about " + formatDuration(total/float64(min(2, runtime.NumCPU()))) + " at --jobs 2 with a core per cell", "plus 4 cells with no measurement", "docs/grid.md", "# data: every unfinished cell's dataset is present"} {
 		if !strings.Contains(plan.String(), want) {
 			t.Errorf("plan lacks %q:\n%s", want, plan.String())
 		}
