@@ -54,14 +54,15 @@ type PrivateConfig struct {
 	// not, the trainer clips to ClipNorm.
 	Rule    string
 	Options map[string]float64
-	// FloatNoise opts out of the secure release, the default: by default
-	// the rule is built with aggregate.Config.Secure (exact integer sums
-	// on a power-of-two grid with exactly sampled noise, a post-processing
-	// of the Gaussian mechanism it plans, so accounted alike), and a rule
-	// without a secure release (aggregate.SecureReleaser) is refused. With
-	// FloatNoise the rule releases float noise, whose guarantee does not
-	// hold against floating-point attacks (Mironov, CCS 2012); Private's
-	// Secure field then reads false.
+	// FloatNoise opts out of the secure release, the default: it is
+	// passed to the rule as aggregate.Config.FloatNoise, so by default the
+	// rule releases exact integer sums on a power-of-two grid with exactly
+	// sampled noise (a post-processing of the Gaussian mechanism it plans,
+	// so accounted alike), and a rule without a secure release
+	// (aggregate.SecureReleaser) is refused. With FloatNoise the rule
+	// releases float noise, whose guarantee does not hold against
+	// floating-point attacks (Mironov, CCS 2012); Private's Secure field
+	// then reads false.
 	FloatNoise bool
 	// Key keys the privacy randomness (Poisson sampling and noise). The
 	// zero Key means a fresh secret key from the operating system
@@ -191,7 +192,7 @@ func MakePrivate(m model.Model, data *datasets.Dataset, cfg PrivateConfig) (*Pri
 	if cfg.TrimLevel < 0 {
 		return nil, fmt.Errorf("optim: make private: trim level F must be ≥ 0, got %d", cfg.TrimLevel)
 	}
-	agg, err := aggregate.New(rule, aggregate.Config{Sigma: sigma, ClipNorm: cfg.ClipNorm, Options: cfg.Options, Secure: !cfg.FloatNoise,
+	agg, err := aggregate.New(rule, aggregate.Config{Sigma: sigma, ClipNorm: cfg.ClipNorm, Options: cfg.Options, FloatNoise: cfg.FloatNoise,
 		Tau: cfg.Tau, B: cfg.LaplaceB, Delta0: cfg.Delta0, F: cfg.TrimLevel})
 	if err != nil {
 		if !cfg.FloatNoise && strings.Contains(err.Error(), "no secure-noise mode") {
