@@ -138,7 +138,10 @@ var rules = registry.New[rule]("aggregate", "rule")
 // A private rule must implement Planned, stating the mechanism its every
 // release is (with its sensitivity analysis in its doc comment), and report
 // the same value in Report.Mechanism: the accountant charges exactly what
-// the rule plans.
+// the rule plans. New builds a noisy rule (Planned mechanism, or σ > 0)
+// only if it releases floating-point-safe noise (SecureReleaser) or
+// Config.FloatNoise is set: a rule with a secure release uses it unless
+// Config.FloatNoise.
 func Register(name string, ctor Constructor) {
 	if ctor == nil {
 		panic("aggregate: Register of rule " + strconv.Quote(name) + " with a nil constructor")
@@ -167,7 +170,11 @@ func init() {
 }
 
 // New returns a new instance of the named rule configured by cfg, which is
-// translated to the rule's own options and validated by the rule.
+// translated to the rule's own options and validated by the rule. A rule
+// that adds noise must then release it floating-point safely (IsSecure)
+// unless cfg.FloatNoise is set; New refuses it otherwise, naming the rule
+// and the opt-out. Without noise (σ = 0) the zero Config works for every
+// rule.
 //
 // Instances keep scratch buffers (and, for centered-clip, the previous
 // release), so one instance must not be used by concurrent goroutines.
