@@ -31,11 +31,11 @@ import (
 // privacy.PTR{Sigma1: σ, Tau: τ/R, B: b, Delta0: δ₀} (Theorem 4.3). σ > 0 is
 // required.
 //
-// By default (without Config.FloatNoise) the test's bit is drawn exactly with probability
-// P[Lap(b) > B − Δ] on the integer Δ and the branches are released on the
-// integer grid with exactly rounded Gaussian noise (see secureRelease): the
-// same mechanism, privacy.PTR, as post-processing. With FloatNoise the test
-// and the branches use float noise.
+// By default (without Config.FloatNoise) the test's bit is drawn exactly
+// with probability P[Lap(b) > B − Δ] on the integer Δ and the branches are
+// released on the integer grid with exactly rounded Gaussian noise (see
+// secureRelease): the same mechanism, privacy.PTR, as post-processing. With
+// FloatNoise the test and the branches use float noise.
 type PTRTSum struct {
 	clipNorm
 	cfg       PTROptions
@@ -151,9 +151,9 @@ func (a *PTRTSum) TrimLevel() int { return a.f }
 // SetTrimLevel sets F (negative values become 0).
 func (a *PTRTSum) SetTrimLevel(f int) { a.f = max(f, 0) }
 
-// Threshold returns the test threshold B = b·log(1/(2δ₀)) (with
-// the secure release, the default: that value rounded up to the dyadic rational the test
-// uses, see secureRelease).
+// Threshold returns the test threshold B = b·log(1/(2δ₀)) (with the secure
+// release, the default: that value rounded up to the dyadic rational the
+// test uses, see secureRelease).
 func (a *PTRTSum) Threshold() float64 { return a.threshold }
 
 // SafetyMargin returns Δ(S) of TSUM_F for the ascending norms sorted, trim

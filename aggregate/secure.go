@@ -18,10 +18,10 @@ import (
 )
 
 // secureRelease is the floating-point-safe release of sum, tsum and
-// ptr-tsum, their default (Config.FloatNoise opts out). Float noise added to a float aggregate leaks the data through
-// the set of representable outputs (Mironov, CCS 2012: a released
-// float32 y = s + float32(σ·N) reveals s by which multiples of a power of
-// two y can be). The secure release keeps floating point out of everything
+// ptr-tsum, their default (Config.FloatNoise opts out). Float noise added
+// to a float aggregate leaks the data through the set of representable
+// outputs (Mironov, CCS 2012: a released float32 y = s + float32(σ·N)
+// reveals s by which multiples of a power of two y can be). The secure release keeps floating point out of everything
 // the privacy proof covers, and is an exact function of the output of the
 // continuous mechanism the float path claims, so it is accounted exactly
 // as that mechanism (same PLD, same RDP: post-processing); docs/secure-release.md

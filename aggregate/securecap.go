@@ -1,9 +1,9 @@
 package aggregate
 
 // SecureReleaser is implemented by rules that have a floating-point-safe
-// release (the default; Config.FloatNoise opts out): a release computed without floating point in
-// anything its privacy proof covers, so that it is exactly a post-processing
-// of the mechanism it reports (see secureRelease). Float noise added to a
+// release (the default; Config.FloatNoise opts out): a release computed
+// without floating point in anything its privacy proof covers, so that it
+// is exactly a post-processing of the mechanism it reports (see secureRelease). Float noise added to a
 // float aggregate is not: its low-order bits leak the data (Mironov, "On
 // significance of the least significant bits for differential privacy",
 // CCS 2012).
