@@ -237,7 +237,7 @@ func TestPTRBranchFrequencies(t *testing.T) {
 		{1, 0.01, 8, 6}, // m = F: LS^(r) = ‖g_(1+r)‖, first > τ at r = 6
 	}
 	for _, c := range cases {
-		a := mustNew(t, "ptr-tsum", Config{Sigma: 1, ClipNorm: R, Tau: tau, B: c.b, Delta0: c.delta0, F: c.f})
+		a := mustNew(t, "ptr-tsum", Config{Sigma: 1, ClipNorm: R, Tau: tau, B: c.b, Delta0: c.delta0, F: c.f, FloatNoise: true})
 		rng := rand.New(rand.NewPCG(uint64(c.f), 99))
 		const n = 20000
 		fails := 0
@@ -288,12 +288,12 @@ func TestNoiseStandardDeviations(t *testing.T) {
 		branch string
 		std    float64
 	}{
-		{"sum", Config{Sigma: sigma, ClipNorm: R}, "", sigma * R},
-		{"tsum", Config{Sigma: sigma, ClipNorm: R, F: 3}, "", sigma * R},
+		{"sum", Config{Sigma: sigma, ClipNorm: R, FloatNoise: true}, "", sigma * R},
+		{"tsum", Config{Sigma: sigma, ClipNorm: R, F: 3, FloatNoise: true}, "", sigma * R},
 		// F = 0: Δ = 0, the test fails with probability 1−δ₀.
-		{"ptr-tsum", Config{Sigma: sigma, ClipNorm: R, Tau: tau, B: 0.2, Delta0: 1e-6, F: 0}, "+", sigma * R},
+		{"ptr-tsum", Config{Sigma: sigma, ClipNorm: R, Tau: tau, B: 0.2, Delta0: 1e-6, F: 0, FloatNoise: true}, "+", sigma * R},
 		// F = 8 with zero norms: Δ = 8 ≫ B, the test passes.
-		{"ptr-tsum", Config{Sigma: sigma, ClipNorm: R, Tau: tau, B: 0.2, Delta0: 0.1, F: 8}, "-", sigma * tau},
+		{"ptr-tsum", Config{Sigma: sigma, ClipNorm: R, Tau: tau, B: 0.2, Delta0: 0.1, F: 8, FloatNoise: true}, "-", sigma * tau},
 	}
 	for _, c := range cases {
 		a := mustNew(t, c.name, c.cfg)
@@ -325,7 +325,7 @@ func TestPTRReleasesTheRightStatistic(t *testing.T) {
 		{4, "-", []float64{0.1, 0}},     // Δ = 3 ≫ B: TSUM_4 = g_(1)
 		{1, "+", []float64{1.39, -0.2}}, // LS^(0) = 0.99 > τ: Δ = 0
 	} {
-		a := mustNew(t, "ptr-tsum", Config{Sigma: 1e-7, ClipNorm: 1, Tau: 0.5, B: 0.01, Delta0: 0.1, F: c.f})
+		a := mustNew(t, "ptr-tsum", Config{Sigma: 1e-7, ClipNorm: 1, Tau: 0.5, B: 0.01, Delta0: 0.1, F: c.f, FloatNoise: true})
 		out := make([]float32, 2)
 		rep, err := a.Aggregate(g, rand.New(rand.NewPCG(1, 1)), out)
 		if err != nil {
@@ -339,7 +339,7 @@ func TestPTRReleasesTheRightStatistic(t *testing.T) {
 }
 
 func TestInvalidConfigs(t *testing.T) {
-	ptr := Config{Sigma: 1, ClipNorm: 1, Tau: 0.5, B: 1, Delta0: 1e-8, F: 2}
+	ptr := Config{Sigma: 1, ClipNorm: 1, Tau: 0.5, B: 1, Delta0: 1e-8, F: 2, FloatNoise: true}
 	with := func(f func(*Config)) Config { c := ptr; f(&c); return c }
 	cases := []struct {
 		name string
@@ -394,7 +394,7 @@ func TestInvalidGradients(t *testing.T) {
 		{"short out", good, 1, "output"},
 	}
 	for _, name := range []string{"sum", "tsum", "ptr-tsum"} {
-		a := mustNew(t, name, Config{Sigma: 1, ClipNorm: 1, Tau: 0.5, B: 1, Delta0: 1e-8, F: 0})
+		a := mustNew(t, name, Config{Sigma: 1, ClipNorm: 1, Tau: 0.5, B: 1, Delta0: 1e-8, F: 0, FloatNoise: true})
 		for _, c := range cases {
 			_, err := a.Aggregate(c.g, rand.New(rand.NewPCG(1, 1)), make([]float32, c.out))
 			if err == nil || !strings.Contains(err.Error(), c.msg) {
@@ -411,7 +411,7 @@ func TestTrimmerAndDeterminism(t *testing.T) {
 	rows := randRows(rand.New(rand.NewPCG(9, 9)), 20, 5, 1)
 	g := batch(rows, 1)
 	for _, name := range []string{"tsum", "ptr-tsum"} {
-		cfg := Config{Sigma: 1.1, ClipNorm: 1, Tau: 0.5, B: 1, Delta0: 1e-8, F: 3}
+		cfg := Config{Sigma: 1.1, ClipNorm: 1, Tau: 0.5, B: 1, Delta0: 1e-8, F: 3, FloatNoise: true}
 		a := mustNew(t, name, cfg)
 		tr, ok := a.(Trimmer)
 		if !ok || tr.TrimLevel() != 3 {

@@ -11,9 +11,9 @@ func BenchmarkRules(b *testing.B) {
 	const m, p = 256, 26010
 	g := batch(randRows(rand.New(rand.NewPCG(1, 1)), m, p, 1), 1)
 	cfgs := map[string]Config{
-		"sum":                {Sigma: 1.1, ClipNorm: 1},
-		"tsum":               {Sigma: 0.7, ClipNorm: 1, F: 64},
-		"ptr-tsum":           {Sigma: 1.1, ClipNorm: 1, Tau: 0.5, B: 1, Delta0: 1e-8, F: 64},
+		"sum":                {Sigma: 1.1, ClipNorm: 1, FloatNoise: true},
+		"tsum":               {Sigma: 0.7, ClipNorm: 1, F: 64, FloatNoise: true},
+		"ptr-tsum":           {Sigma: 1.1, ClipNorm: 1, Tau: 0.5, B: 1, Delta0: 1e-8, F: 64, FloatNoise: true},
 		"coord-median":       {},
 		"coord-trimmed-mean": {TrimFraction: 0.1},
 		"krum":               {F: 25},

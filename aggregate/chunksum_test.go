@@ -255,7 +255,7 @@ func TestSumAggregateChunks(t *testing.T) {
 		}
 		s[i] = float32(0.5 * r / math.Sqrt(ss))
 	}
-	a, err := New("sum", Config{Sigma: sigma, ClipNorm: r})
+	a, err := New("sum", Config{Sigma: sigma, ClipNorm: r, FloatNoise: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -329,8 +329,8 @@ func TestSumAggregateChunks(t *testing.T) {
 		var a Aggregator
 		var err error
 		for _, cfg := range []Config{
-			{Sigma: 1.1, ClipNorm: 1, Tau: 0.5, B: 1, Delta0: 1e-8, F: 2},
-			{Sigma: 1, ClipNorm: 1, F: 1},
+			{Sigma: 1.1, ClipNorm: 1, Tau: 0.5, B: 1, Delta0: 1e-8, F: 2, FloatNoise: true},
+			{Sigma: 1, ClipNorm: 1, F: 1, FloatNoise: true},
 			{ClipNorm: 1, F: 1},
 			{F: 1},
 			{},
@@ -374,7 +374,7 @@ func TestSecureAggregateChunks(t *testing.T) {
 		target := r * (0.3 + 0.7*rng.Float64())
 		s[i] = float32(target / math.Sqrt(ss))
 	}
-	a, err := New("sum", Config{Sigma: sigma, ClipNorm: r, Secure: true})
+	a, err := New("sum", Config{Sigma: sigma, ClipNorm: r})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -391,7 +391,7 @@ func TestSecureAggregateChunks(t *testing.T) {
 		}
 		norms[i] = rowNorm(scaled[i*p : (i+1)*p])
 	}
-	ref, err := New("sum", Config{Sigma: sigma, ClipNorm: r, Secure: true})
+	ref, err := New("sum", Config{Sigma: sigma, ClipNorm: r})
 	if err != nil {
 		t.Fatal(err)
 	}

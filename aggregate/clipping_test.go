@@ -10,7 +10,7 @@ func TestBuiltinRulesStateTheirClipNorm(t *testing.T) {
 		var a Aggregator
 		var err error
 		for _, sigma := range []float64{0, 1.1} { // non-private rules refuse σ > 0, ptr-tsum σ = 0
-			cfg := Config{Sigma: sigma, ClipNorm: 0.7, Tau: 0.35, B: 1, Delta0: 1e-8, F: 1, TrimFraction: 0.1, Radius: 1, ExpectedBatch: 8}
+			cfg := Config{Sigma: sigma, ClipNorm: 0.7, Tau: 0.35, B: 1, Delta0: 1e-8, F: 1, TrimFraction: 0.1, Radius: 1, ExpectedBatch: 8, FloatNoise: true}
 			if a, err = New(name, cfg); err == nil {
 				break
 			}

@@ -53,5 +53,28 @@ func ExampleNew_ptr() {
 	// The rule's own diagnostics hold the test's record.
 	d := rep.Diagnostics.(aggregate.PTRDiagnostics)
 	fmt.Println("Δ =", d.Delta, "branch", d.Branch, "mechanism", rep.Mechanism.Spec().Kind)
-	// Output: Δ = 0 branch + mechanism ptr
+	// The zero Config selected the secure (floating-point-safe) release.
+	fmt.Println("secure:", aggregate.IsSecure(a))
+	// Output:
+	// Δ = 0 branch + mechanism ptr
+	// secure: true
+}
+
+// The zero Config is secure: a noisy rule releases floating-point-safe
+// noise, or is refused if it has no such release. FloatNoise opts out, and
+// its guarantee does not hold against floating-point attacks.
+func ExampleConfig_floatNoise() {
+	secure, _ := aggregate.New("sum", aggregate.Config{Sigma: 1.1, ClipNorm: 1})
+	float, _ := aggregate.New("sum", aggregate.Config{Sigma: 1.1, ClipNorm: 1, FloatNoise: true})
+	fmt.Println("sum secure:", aggregate.IsSecure(secure), "with FloatNoise:", aggregate.IsSecure(float))
+	cc := aggregate.Config{Sigma: 1.1, ClipNorm: 1, Radius: 0.5, Reference: "zero"}
+	_, err := aggregate.New("centered-clip", cc)
+	fmt.Println("centered-clip refused:", err != nil)
+	cc.FloatNoise = true
+	_, err = aggregate.New("centered-clip", cc)
+	fmt.Println("centered-clip with FloatNoise:", err)
+	// Output:
+	// sum secure: true with FloatNoise: false
+	// centered-clip refused: true
+	// centered-clip with FloatNoise: <nil>
 }

@@ -17,14 +17,16 @@ type Options interface {
 }
 
 // SecureOptions is implemented by the options of a rule that has a
-// floating-point-safe release (secureRelease): the rule's own answer to
-// whether it can honour Config.Secure. New refuses Config.Secure for a rule
-// whose options do not implement it, and asks the built instance again
-// (SecureReleaser), so a rule that ignores the request is refused too.
+// floating-point-safe release (secureRelease), its default: the rule's own
+// answer to whether it has one (SecureNames lists these rules). New asks
+// the built instance whether it used it (SecureReleaser) and refuses a
+// rule that adds noise without it unless Config.FloatNoise is set, so a
+// rule that ignores the default is refused too.
 type SecureOptions interface {
 	Options
-	// SecureRequested reports whether these options ask for the secure
-	// release.
+	// SecureRequested reports whether these options select the secure
+	// release of the rule's noise (true unless they opt out with
+	// FloatNoise).
 	SecureRequested() bool
 }
 

@@ -29,14 +29,14 @@ func TestSecureNamesFromOptions(t *testing.T) {
 // TestRuleOptionsTranslation: each rule's options carry exactly the Config
 // fields it reads.
 func TestRuleOptionsTranslation(t *testing.T) {
-	cfg := Config{Sigma: 1.5, ClipNorm: 2, Tau: 1, B: 0.5, Delta0: 1e-6, F: 3, Select: 4, TrimFraction: 0.2, Radius: 0.3, Iters: 2, Reference: "zero", ExpectedBatch: 9, Smoothing: 1e-3, MaxIter: 7, Tol: 1e-4, Secure: true}
+	cfg := Config{Sigma: 1.5, ClipNorm: 2, Tau: 1, B: 0.5, Delta0: 1e-6, F: 3, Select: 4, TrimFraction: 0.2, Radius: 0.3, Iters: 2, Reference: "zero", ExpectedBatch: 9, Smoothing: 1e-3, MaxIter: 7, Tol: 1e-4, FloatNoise: true}
 	tests := []struct {
 		name string
 		want Options
 	}{
-		{"sum", SumOptions{Sigma: 1.5, ClipNorm: 2, Secure: true}},
-		{"tsum", TSumOptions{Sigma: 1.5, ClipNorm: 2, F: 3, Secure: true}},
-		{"ptr-tsum", PTROptions{Sigma: 1.5, ClipNorm: 2, F: 3, Tau: 1, B: 0.5, Delta0: 1e-6, Secure: true}},
+		{"sum", SumOptions{Sigma: 1.5, ClipNorm: 2, FloatNoise: true}},
+		{"tsum", TSumOptions{Sigma: 1.5, ClipNorm: 2, F: 3, FloatNoise: true}},
+		{"ptr-tsum", PTROptions{Sigma: 1.5, ClipNorm: 2, F: 3, Tau: 1, B: 0.5, Delta0: 1e-6, FloatNoise: true}},
 		{"coord-median", CoordMedianOptions{Sigma: 1.5, ClipNorm: 2}},
 		{"coord-trimmed-mean", CoordTrimmedMeanOptions{Sigma: 1.5, ClipNorm: 2, TrimFraction: 0.2}},
 		{"krum", KrumOptions{Sigma: 1.5, ClipNorm: 2, F: 3}},
@@ -58,8 +58,8 @@ func TestRuleOptionsTranslation(t *testing.T) {
 // echoOptions is a typed rule's options registered by a test, with a
 // secure release of its own.
 type echoOptions struct {
-	Scale  float64
-	Secure bool
+	Scale      float64
+	FloatNoise bool
 }
 
 func (o echoOptions) Validate() error {
@@ -69,12 +69,12 @@ func (o echoOptions) Validate() error {
 	return nil
 }
 
-func (o echoOptions) SecureRequested() bool { return o.Secure }
+func (o echoOptions) SecureRequested() bool { return !o.FloatNoise }
 
 type echo struct{ o echoOptions }
 
 func (e *echo) Name() string                                           { return "test-echo" }
-func (e *echo) SecureRelease() bool                                    { return e.o.Secure }
+func (e *echo) SecureRelease() bool                                    { return !e.o.FloatNoise }
 func (e *echo) Aggregate(Grads, *rand.Rand, []float32) (Report, error) { return Report{}, nil }
 
 // TestRegisterRuleTyped: a rule registered from outside the built-ins with
@@ -84,7 +84,7 @@ func TestRegisterRuleTyped(t *testing.T) {
 	const name = "test-echo"
 	RegisterRule(name, func(c Config) echoOptions {
 		s, _ := c.Option("scale")
-		return echoOptions{Scale: s, Secure: c.Secure}
+		return echoOptions{Scale: s, FloatNoise: c.FloatNoise}
 	}, func(o echoOptions) (Aggregator, error) { return &echo{o}, nil })
 	defer unregister(name)
 	if !slices.Contains(SecureNames(), name) {
@@ -93,12 +93,13 @@ func TestRegisterRuleTyped(t *testing.T) {
 	if _, err := New(name, Config{}); err == nil || !strings.Contains(err.Error(), "scale must be > 0") {
 		t.Fatalf("New without scale: err = %v", err)
 	}
-	a, err := New(name, Config{Secure: true, Options: map[string]float64{"scale": 2}})
+	a, err := New(name, Config{Options: map[string]float64{"scale": 2}})
 	if err != nil || !IsSecure(a) {
 		t.Fatalf("New secure: %v, secure %v", err, a != nil && IsSecure(a))
 	}
-	// A rule whose options have no secure release is refused before it is built.
-	if _, err := New("coord-median", Config{Secure: true}); err == nil || !strings.Contains(err.Error(), "no secure-noise mode") || !strings.Contains(err.Error(), name) {
-		t.Fatalf("coord-median secure: err = %v", err)
+	// A noisy rule whose options have no secure release is refused; the
+	// refusal lists the registered rules that have one.
+	if _, err := New("centered-clip", Config{Sigma: 1, ClipNorm: 1, Radius: 1, Reference: "zero"}); err == nil || !strings.Contains(err.Error(), "no secure-noise mode") || !strings.Contains(err.Error(), name) {
+		t.Fatalf("centered-clip secure: err = %v", err)
 	}
 }

@@ -31,10 +31,11 @@ import (
 // privacy.PTR{Sigma1: σ, Tau: τ/R, B: b, Delta0: δ₀} (Theorem 4.3). σ > 0 is
 // required.
 //
-// With Config.Secure the test's bit is drawn exactly with probability
-// P[Lap(b) > B − Δ] on the integer Δ and the branches are released on the
-// integer grid with exactly rounded Gaussian noise (see secureRelease): the
-// same mechanism, privacy.PTR, as post-processing.
+// By default (without Config.FloatNoise) the test's bit is drawn exactly
+// with probability P[Lap(b) > B − Δ] on the integer Δ and the branches are
+// released on the integer grid with exactly rounded Gaussian noise (see
+// secureRelease): the same mechanism, privacy.PTR, as post-processing. With
+// FloatNoise the test and the branches use float noise.
 type PTRTSum struct {
 	clipNorm
 	cfg       PTROptions
@@ -68,7 +69,7 @@ func CheckPTRTau(tau, clipNorm float64) error {
 func PTRMechanism(cfg Config) privacy.PTR { return ptrOptions(cfg).Mechanism() }
 
 // PTROptions are ptr-tsum's settings (Config.Sigma, ClipNorm, F, Tau, B,
-// Delta0, Secure).
+// Delta0, FloatNoise).
 type PTROptions struct {
 	// Sigma is σ of both branches' Gaussian noise (> 0).
 	Sigma float64
@@ -81,12 +82,14 @@ type PTROptions struct {
 	Tau float64
 	// B and Delta0 are the Laplace scale b and δ₀ of the test.
 	B, Delta0 float64
-	// Secure selects the floating-point-safe test and release.
-	Secure bool
+	// FloatNoise opts out of the floating-point-safe test and release:
+	// float noise, whose guarantee does NOT hold against floating-point
+	// attacks (see Config.FloatNoise).
+	FloatNoise bool
 }
 
 func ptrOptions(c Config) PTROptions {
-	return PTROptions{Sigma: c.Sigma, ClipNorm: c.ClipNorm, F: c.F, Tau: c.Tau, B: c.B, Delta0: c.Delta0, Secure: c.Secure}
+	return PTROptions{Sigma: c.Sigma, ClipNorm: c.ClipNorm, F: c.F, Tau: c.Tau, B: c.B, Delta0: c.Delta0, FloatNoise: c.FloatNoise}
 }
 
 // Mechanism is privacy.PTR{Sigma1: σ, Tau: τ/R, B: b, Delta0: δ₀}, not
@@ -95,9 +98,9 @@ func (o PTROptions) Mechanism() privacy.PTR {
 	return privacy.PTR{Sigma1: o.Sigma, Tau: o.Tau / o.ClipNorm, B: o.B, Delta0: o.Delta0}
 }
 
-// SecureRequested reports o.Secure: ptr-tsum has a secure release
+// SecureRequested reports !o.FloatNoise: ptr-tsum has a secure release
 // (SecureOptions).
-func (o PTROptions) SecureRequested() bool { return o.Secure }
+func (o PTROptions) SecureRequested() bool { return !o.FloatNoise }
 
 // Validate checks σ > 0, R, F, 0 < τ < R (CheckPTRTau) and the mechanism
 // (privacy.PTR.Validate).
@@ -121,7 +124,7 @@ func (o PTROptions) Validate() error {
 func NewPTRTSum(o PTROptions) (*PTRTSum, error) {
 	cfg := o
 	a := &PTRTSum{clipNorm: clipNorm(cfg.ClipNorm), cfg: cfg, mech: cfg.Mechanism(), f: cfg.F, threshold: cfg.B * math.Log(1/(2*cfg.Delta0))}
-	if cfg.Secure {
+	if !cfg.FloatNoise {
 		var err error
 		if a.sec, err = newSecure(cfg, true); err != nil {
 			return nil, err
@@ -148,9 +151,9 @@ func (a *PTRTSum) TrimLevel() int { return a.f }
 // SetTrimLevel sets F (negative values become 0).
 func (a *PTRTSum) SetTrimLevel(f int) { a.f = max(f, 0) }
 
-// Threshold returns the test threshold B = b·log(1/(2δ₀)) (with
-// Config.Secure: that value rounded up to the dyadic rational the test
-// uses, see secureRelease).
+// Threshold returns the test threshold B = b·log(1/(2δ₀)) (with the secure
+// release, the default: that value rounded up to the dyadic rational the
+// test uses, see secureRelease).
 func (a *PTRTSum) Threshold() float64 { return a.threshold }
 
 // SafetyMargin returns Δ(S) of TSUM_F for the ascending norms sorted, trim

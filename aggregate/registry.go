@@ -59,13 +59,19 @@ type Config struct {
 	// mean-scale reference. 0 divides by the previous step's actual batch
 	// size, which is data dependent and therefore allowed only for σ = 0.
 	ExpectedBatch float64
-	// Secure selects the floating-point-safe release of the rules whose
-	// options implement SecureOptions (SecureNames; see secureRelease): exact integer sums on a power-of-two
-	// grid, exactly rounded Gaussian noise and an exact Bernoulli PTR test
-	// bit, post-processing the float path's mechanism (same accounting). It
-	// needs σ > 0. New asks the rule whether it honoured it
-	// (SecureReleaser) and refuses a rule that did not.
-	Secure bool
+	// FloatNoise opts out of the floating-point-safe release, which is the
+	// default: a rule with a secure release (SecureNames: sum, tsum,
+	// ptr-tsum, …; see secureRelease) releases its noise as exact integer
+	// sums on a power-of-two grid with exactly rounded Gaussian noise and an
+	// exact Bernoulli PTR test bit, post-processing the same mechanism as
+	// the float path (same accounting). With FloatNoise it adds float noise
+	// to a float aggregate instead, and its (ε, δ) guarantee does NOT hold
+	// against floating-point attacks (Mironov, CCS 2012: the low-order bits
+	// of the release leak the data). A rule that adds noise but has no
+	// secure release (centered-clip and rgm-sum with noise, …) is refused by
+	// New unless FloatNoise is set. Without noise (σ = 0, or a non-private
+	// rule) the release is exact and FloatNoise changes nothing.
+	FloatNoise bool
 	// RGM is the Relative Gaussian Mechanism of rgm-sum (its η, R_rel, γ,
 	// σ and dimension; see privacy.RGM).
 	RGM privacy.RGM
@@ -132,7 +138,10 @@ var rules = registry.New[rule]("aggregate", "rule")
 // A private rule must implement Planned, stating the mechanism its every
 // release is (with its sensitivity analysis in its doc comment), and report
 // the same value in Report.Mechanism: the accountant charges exactly what
-// the rule plans.
+// the rule plans. New builds a noisy rule (Planned mechanism, or σ > 0)
+// only if it releases floating-point-safe noise (SecureReleaser) or
+// Config.FloatNoise is set: a rule with a secure release uses it unless
+// Config.FloatNoise.
 func Register(name string, ctor Constructor) {
 	if ctor == nil {
 		panic("aggregate: Register of rule " + strconv.Quote(name) + " with a nil constructor")
@@ -161,7 +170,11 @@ func init() {
 }
 
 // New returns a new instance of the named rule configured by cfg, which is
-// translated to the rule's own options and validated by the rule.
+// translated to the rule's own options and validated by the rule. A rule
+// that adds noise must then release it floating-point safely (IsSecure)
+// unless cfg.FloatNoise is set; New refuses it otherwise, naming the rule
+// and the opt-out. Without noise (σ = 0) the zero Config works for every
+// rule.
 //
 // Instances keep scratch buffers (and, for centered-clip, the previous
 // release), so one instance must not be used by concurrent goroutines.
@@ -170,9 +183,6 @@ func New(name string, cfg Config) (Aggregator, error) {
 	if !ok {
 		return nil, fmt.Errorf("aggregate: unknown rule %q; registered: %s", name, strings.Join(Names(), ", "))
 	}
-	if has, known := r.hasSecureRelease(); cfg.Secure && known && !has {
-		return nil, noSecureMode(name)
-	}
 	a, err := r.ctor(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("aggregate: rule %q: %w", name, err)
@@ -180,18 +190,34 @@ func New(name string, cfg Config) (Aggregator, error) {
 	if a == nil {
 		return nil, fmt.Errorf("aggregate: rule %q: constructor returned no aggregator", name)
 	}
-	if cfg.Secure && !IsSecure(a) {
-		// Asked of the instance (SecureReleaser) too: a rule that ignores
-		// Config.Secure would release float noise.
-		return nil, noSecureMode(name)
+	if !cfg.FloatNoise && addsNoise(a, cfg) && !IsSecure(a) {
+		// Asked of the instance (SecureReleaser): a rule without a secure
+		// release, or one that ignored the request, would release float
+		// noise by default.
+		return nil, noSecureMode(name, r)
 	}
 	return a, nil
 }
 
-// noSecureMode is New's refusal of Config.Secure for a rule without a
-// floating-point-safe release.
-func noSecureMode(name string) error {
-	return fmt.Errorf("aggregate: rule %q has no secure-noise mode (no floating-point-safe release; %s do): it can only run with float noise, whose guarantee does not hold against floating-point attacks (Mironov, CCS 2012)", name, strings.Join(SecureNames(), ", "))
+// addsNoise reports whether a, built from cfg, adds privacy noise: it
+// plans a mechanism (Planned; rgm-sum's noise is in Config.RGM), or cfg
+// asks for σ > 0 (a rule that does not state its plan).
+func addsNoise(a Aggregator, cfg Config) bool {
+	if p, ok := a.(Planned); ok && p.Mechanism() != nil {
+		return true
+	}
+	return cfg.Sigma > 0
+}
+
+// noSecureMode is New's refusal of a noisy rule without a
+// floating-point-safe release when Config.FloatNoise is not set.
+func noSecureMode(name string, r rule) error {
+	what := "no secure-noise mode (no floating-point-safe release"
+	if has, known := r.hasSecureRelease(); known && has {
+		// Its options say it has one, but this instance did not use it.
+		what = "no secure-noise mode for these settings (its instance does not release floating-point-safe noise"
+	}
+	return fmt.Errorf("aggregate: rule %q adds noise but has %s; %s do): it runs only with float noise, opted into by setting Config.FloatNoise, whose guarantee does not hold against floating-point attacks (Mironov, CCS 2012)", name, what, strings.Join(SecureNames(), ", "))
 }
 
 // Names lists the registered rules in lexical order.

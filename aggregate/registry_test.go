@@ -52,7 +52,7 @@ func TestRegisterExternalRule(t *testing.T) {
 	if _, err := New(name, Config{Sigma: -1, Options: map[string]float64{"divisor": 2}}); err == nil {
 		t.Fatal("New accepted σ < 0: the common checks must run for registered rules too")
 	}
-	a, err := New(name, Config{Sigma: 1, ClipNorm: 1, Options: map[string]float64{"divisor": 2}})
+	a, err := New(name, Config{Sigma: 1, ClipNorm: 1, Options: map[string]float64{"divisor": 2}, FloatNoise: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -245,7 +245,7 @@ func TestCenteredClipPrivate(t *testing.T) {
 	}
 	g := batch(rows, R)
 	// Zero reference: S = min(max(R, 0), 0 + ρ) = ρ = 0.3.
-	a := mustNew(t, "centered-clip", Config{Sigma: sigma, ClipNorm: R, Radius: 0.3, Reference: "zero"})
+	a := mustNew(t, "centered-clip", Config{Sigma: sigma, ClipNorm: R, Radius: 0.3, Reference: "zero", FloatNoise: true})
 	out := make([]float32, P)
 	rep, err := a.Aggregate(g, rand.New(rand.NewPCG(1, 2)), out)
 	if err != nil {
@@ -256,7 +256,7 @@ func TestCenteredClipPrivate(t *testing.T) {
 	}
 	// Previous reference over ExpectedBatch 4: v₀ = prev/4; with zero
 	// gradients the release is 4·v₀ − Σ clip(v₀, ρ) and S = min(max(R, ‖v₀‖), ‖v₀‖+ρ).
-	b := mustNew(t, "centered-clip", Config{Sigma: sigma, ClipNorm: R, Radius: 0.3, ExpectedBatch: 4})
+	b := mustNew(t, "centered-clip", Config{Sigma: sigma, ClipNorm: R, Radius: 0.3, ExpectedBatch: 4, FloatNoise: true})
 	prev := make([]float32, P)
 	if _, err := b.Aggregate(g, rand.New(rand.NewPCG(3, 4)), prev); err != nil {
 		t.Fatal(err)
@@ -308,7 +308,7 @@ func TestRobustInvalidConfigs(t *testing.T) {
 	}
 	// Every rule rejects malformed batches and accepts an empty one.
 	for _, name := range Names() {
-		cfg := Config{Sigma: 1, ClipNorm: 1, Tau: 0.5, B: 1, Delta0: 1e-8, Radius: 1, Reference: "zero"}
+		cfg := Config{Sigma: 1, ClipNorm: 1, Tau: 0.5, B: 1, Delta0: 1e-8, Radius: 1, Reference: "zero", FloatNoise: true}
 		if name == "rgm-sum" {
 			m, err := privacy.CalibrateRGM(1, 2, 1e-3, 1, 3)
 			if err != nil {

@@ -44,7 +44,7 @@ func TestSumAggregateScaled(t *testing.T) {
 			if wantNorms[1] > r {
 				t.Fatalf("p=%d: test rows too long (%v)", p, wantNorms[1])
 			}
-			cfg := Config{Sigma: 0.8, ClipNorm: r, Secure: secure}
+			cfg := Config{Sigma: 0.8, ClipNorm: r, FloatNoise: !secure}
 			a1, err := New("sum", cfg)
 			if err != nil {
 				t.Fatal(err)
@@ -90,7 +90,7 @@ func TestSumAggregateScaled(t *testing.T) {
 // any noise is drawn, for float and secure noise.
 func TestSumAggregateScaledRejects(t *testing.T) {
 	for _, secure := range []bool{false, true} {
-		a, err := New("sum", Config{Sigma: 1, ClipNorm: 1, Secure: secure})
+		a, err := New("sum", Config{Sigma: 1, ClipNorm: 1, FloatNoise: !secure})
 		if err != nil {
 			t.Fatal(err)
 		}

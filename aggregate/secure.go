@@ -17,11 +17,11 @@ import (
 	"github.com/privtrain/privtrain/privacy"
 )
 
-// Secure (Config.Secure) is the floating-point-safe release of sum, tsum and
-// ptr-tsum. Float noise added to a float aggregate leaks the data through
-// the set of representable outputs (Mironov, CCS 2012: a released
-// float32 y = s + float32(σ·N) reveals s by which multiples of a power of
-// two y can be). The secure release keeps floating point out of everything
+// secureRelease is the floating-point-safe release of sum, tsum and
+// ptr-tsum, their default (Config.FloatNoise opts out). Float noise added
+// to a float aggregate leaks the data through the set of representable
+// outputs (Mironov, CCS 2012: a released float32 y = s + float32(σ·N)
+// reveals s by which multiples of a power of two y can be). The secure release keeps floating point out of everything
 // the privacy proof covers, and is an exact function of the output of the
 // continuous mechanism the float path claims, so it is accounted exactly
 // as that mechanism (same PLD, same RDP: post-processing); docs/secure-release.md
@@ -391,10 +391,11 @@ func (s *secureRelease) safetyMargin(idx []int, f int) int {
 	return f
 }
 
-// secureIfAsked returns the secure release of a Gaussian-noise rule (sum,
-// tsum) when cfg asks for it, else nil.
-func secureIfAsked(secure bool, sigma, clip float64) (*secureRelease, error) {
-	if !secure {
+// secureUnlessFloat returns the secure release of a Gaussian-noise rule
+// (sum, tsum) unless the options opt out (float) or add no noise (σ = 0,
+// the exact non-private release), else nil.
+func secureUnlessFloat(float bool, sigma, clip float64) (*secureRelease, error) {
+	if float || sigma == 0 {
 		return nil, nil
 	}
 	return newSecure(PTROptions{Sigma: sigma, ClipNorm: clip}, false)

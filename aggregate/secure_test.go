@@ -49,7 +49,7 @@ func countEvents(t *testing.T, secure bool, rows []float32, n int) []int {
 		go func(w int) {
 			defer wg.Done()
 			counts[w] = make([]int, len(attackEvents))
-			agg, err := New("sum", Config{Sigma: 1.1, ClipNorm: 1, Secure: secure})
+			agg, err := New("sum", Config{Sigma: 1.1, ClipNorm: 1, FloatNoise: !secure})
 			if err != nil {
 				errs[w] = err
 				return
@@ -131,7 +131,7 @@ func TestPrecisionAttack(t *testing.T) {
 		t.Logf("float release: empirical ε ≥ %.2f at δ = %g where %.2f is claimed", e, delta, claimedFloat)
 	}
 
-	agg, err := New("sum", Config{Sigma: 1.1, ClipNorm: 1, Secure: true})
+	agg, err := New("sum", Config{Sigma: 1.1, ClipNorm: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +178,7 @@ func oneStepEpsilon(t *testing.T, m privacy.Mechanism, delta float64) float64 {
 func TestSecureSumGridAndNoise(t *testing.T) {
 	cases := []struct{ sigma, r float64 }{{1.1, 1}, {0.7, 3}, {5, 0.1}}
 	for _, c := range cases {
-		agg, err := New("sum", Config{Sigma: c.sigma, ClipNorm: c.r, Secure: true})
+		agg, err := New("sum", Config{Sigma: c.sigma, ClipNorm: c.r})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -250,7 +250,7 @@ func rowNorm(r []float32) float64 {
 // A row whose norm exceeds R slightly (as the clipping tolerance allows) is
 // shrunk until its exact grid norm is within R/γ.
 func TestSecureRowsWithinClipNorm(t *testing.T) {
-	agg, err := New("sum", Config{Sigma: 1, ClipNorm: 1, Secure: true})
+	agg, err := New("sum", Config{Sigma: 1, ClipNorm: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,7 +283,7 @@ func TestSecurePTR(t *testing.T) {
 		}
 		return g
 	}
-	cfg := Config{Sigma: 1.1, ClipNorm: 1, Tau: 0.5, B: 1, Delta0: 1e-8, F: 30, Secure: true}
+	cfg := Config{Sigma: 1.1, ClipNorm: 1, Tau: 0.5, B: 1, Delta0: 1e-8, F: 30}
 	agg, err := New("ptr-tsum", cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -322,9 +322,11 @@ func TestSecureConfigErrors(t *testing.T) {
 		cfg  Config
 		want string
 	}{
-		{"krum", Config{Secure: true}, "no secure-noise mode"},
-		{"sum", Config{Secure: true}, "σ > 0"},
-		{"ptr-tsum", Config{Sigma: 1, ClipNorm: 1, Tau: 0.5, B: -1, Delta0: 1e-8, Secure: true}, "scale"},
+		// The rule's own validation comes first: krum has no noisy mode
+		// at all, secure or float.
+		{"krum", Config{Sigma: 1, ClipNorm: 1}, "only σ = 0"},
+		{"centered-clip", Config{Sigma: 1, ClipNorm: 1, Radius: 1, Reference: "zero"}, "no secure-noise mode"},
+		{"ptr-tsum", Config{Sigma: 1, ClipNorm: 1, Tau: 0.5, B: -1, Delta0: 1e-8}, "scale"},
 	} {
 		if _, err := New(c.rule, c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s %+v: got %v, want an error containing %q", c.rule, c.cfg, err, c.want)
@@ -340,7 +342,7 @@ func BenchmarkSecureRules(b *testing.B) {
 	for _, name := range []string{"sum", "ptr-tsum"} {
 		for _, secure := range []bool{false, true} {
 			b.Run(fmt.Sprintf("%s/secure=%v", name, secure), func(b *testing.B) {
-				a, err := New(name, Config{Sigma: 1.1, ClipNorm: 1, Tau: 0.5, B: 1, Delta0: 1e-8, F: 64, Secure: secure})
+				a, err := New(name, Config{Sigma: 1.1, ClipNorm: 1, Tau: 0.5, B: 1, Delta0: 1e-8, F: 64, FloatNoise: !secure})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -379,7 +381,7 @@ func BenchmarkSecurePrepare(b *testing.B) {
 // the independently computed sum of the two smallest truncated rows, and a
 // tie in grid norm is broken by index.
 func TestSecureTSumKeepsSmallestRows(t *testing.T) {
-	agg, err := New("tsum", Config{Sigma: 1, ClipNorm: 1, F: 1, Secure: true})
+	agg, err := New("tsum", Config{Sigma: 1, ClipNorm: 1, F: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -426,7 +428,7 @@ func TestSecureTSumKeepsSmallestRows(t *testing.T) {
 // standard deviations of the exact probability.
 func TestSecurePTRPassRate(t *testing.T) {
 	for _, f := range []int{19, 16} {
-		cfg := Config{Sigma: 1.1, ClipNorm: 1, Tau: 0.5, B: 1, Delta0: 1e-8, F: f, Secure: true}
+		cfg := Config{Sigma: 1.1, ClipNorm: 1, Tau: 0.5, B: 1, Delta0: 1e-8, F: f}
 		agg, err := New("ptr-tsum", cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -472,18 +474,18 @@ func TestSecureMechanismIsFloatMechanism(t *testing.T) {
 		rule string
 		cfg  Config
 	}{
-		{"sum", Config{Sigma: 1.1, ClipNorm: 1}},
-		{"sum", Config{Sigma: 0.7, ClipNorm: 0.1}},
-		{"tsum", Config{Sigma: 1.1, ClipNorm: 1, F: 3}},
-		{"ptr-tsum", Config{Sigma: 1.1, ClipNorm: 1, Tau: 0.5, B: 1, Delta0: 1e-8, F: 64}},
-		{"ptr-tsum", Config{Sigma: 0.7, ClipNorm: 3, Tau: 0.3, B: 2, Delta0: 1e-6, F: 10}},
+		{"sum", Config{Sigma: 1.1, ClipNorm: 1, FloatNoise: true}},
+		{"sum", Config{Sigma: 0.7, ClipNorm: 0.1, FloatNoise: true}},
+		{"tsum", Config{Sigma: 1.1, ClipNorm: 1, F: 3, FloatNoise: true}},
+		{"ptr-tsum", Config{Sigma: 1.1, ClipNorm: 1, Tau: 0.5, B: 1, Delta0: 1e-8, F: 64, FloatNoise: true}},
+		{"ptr-tsum", Config{Sigma: 0.7, ClipNorm: 3, Tau: 0.3, B: 2, Delta0: 1e-6, F: 10, FloatNoise: true}},
 	} {
 		fl, err := New(c.rule, c.cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
 		sc := c.cfg
-		sc.Secure = true
+		sc.FloatNoise = false
 		se, err := New(c.rule, sc)
 		if err != nil {
 			t.Fatal(err)
@@ -514,7 +516,7 @@ func TestSecureReleaseGolden(t *testing.T) {
 	g := batch(rows, 1)
 	h := sha256.New()
 	for _, rule := range []string{"sum", "tsum", "ptr-tsum"} {
-		agg, err := New(rule, Config{Sigma: 1.1, ClipNorm: 1, Tau: 0.5, B: 1, Delta0: 1e-3, F: 8, Secure: true})
+		agg, err := New(rule, Config{Sigma: 1.1, ClipNorm: 1, Tau: 0.5, B: 1, Delta0: 1e-3, F: 8})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,7 +6,8 @@ import (
 )
 
 // securedHalf is a registered rule that releases through the secure sum
-// when asked (as a third-party rule may) and says so (SecureReleaser).
+// unless told FloatNoise (as a third-party rule may) and says so
+// (SecureReleaser).
 type securedHalf struct {
 	halfSum
 	inner Aggregator
@@ -14,16 +15,17 @@ type securedHalf struct {
 
 func (s *securedHalf) SecureRelease() bool { return IsSecure(s.inner) }
 
-// New asks the rule whether it honoured Config.Secure: built-ins with a
-// secure release and a third-party rule implementing SecureReleaser pass;
-// a rule without one (built-in or registered) is refused with a message
-// naming float noise as the only way to run it.
+// New asks a noisy rule whether it used its secure release, the default:
+// built-ins with a secure release and a third-party rule implementing
+// SecureReleaser pass; a rule without one (built-in or registered) is
+// refused unless Config.FloatNoise is set, with a message naming the rule
+// and the opt-out.
 func TestNewAsksRuleForSecureRelease(t *testing.T) {
 	const plain, secured = "test-plain-float", "test-secured"
 	Register(plain, func(cfg Config) (Aggregator, error) { return &halfSum{cfg}, nil })
 	defer unregister(plain)
 	Register(secured, func(cfg Config) (Aggregator, error) {
-		inner, err := New("sum", Config{Sigma: cfg.Sigma, ClipNorm: cfg.ClipNorm, Secure: cfg.Secure})
+		inner, err := New("sum", Config{Sigma: cfg.Sigma, ClipNorm: cfg.ClipNorm, FloatNoise: cfg.FloatNoise})
 		if err != nil {
 			return nil, err
 		}
@@ -38,19 +40,19 @@ func TestNewAsksRuleForSecureRelease(t *testing.T) {
 		{"sum", true}, {"tsum", true}, {"ptr-tsum", true}, {secured, true},
 		{"centered-clip", false}, {plain, false},
 	} {
-		for _, ask := range []bool{false, true} {
+		for _, float := range []bool{false, true} {
 			c := cfg
-			c.Secure = ask
+			c.FloatNoise = float
 			a, err := New(tc.rule, c)
 			switch {
-			case ask && !tc.secure:
-				if err == nil || !strings.Contains(err.Error(), "no secure-noise mode") || !strings.Contains(err.Error(), "float noise") {
-					t.Errorf("%s secure: err %v, want a refusal naming float noise", tc.rule, err)
+			case !float && !tc.secure:
+				if err == nil || !strings.Contains(err.Error(), "no secure-noise mode") || !strings.Contains(err.Error(), "Config.FloatNoise") || !strings.Contains(err.Error(), `"`+tc.rule+`"`) {
+					t.Errorf("%s zero FloatNoise: err %v, want a refusal naming the rule and Config.FloatNoise", tc.rule, err)
 				}
 			case err != nil:
-				t.Errorf("%s secure=%v: %v", tc.rule, ask, err)
-			case IsSecure(a) != ask:
-				t.Errorf("%s secure=%v: IsSecure = %v", tc.rule, ask, IsSecure(a))
+				t.Errorf("%s FloatNoise=%v: %v", tc.rule, float, err)
+			case IsSecure(a) == float:
+				t.Errorf("%s FloatNoise=%v: IsSecure = %v", tc.rule, float, IsSecure(a))
 			}
 		}
 	}

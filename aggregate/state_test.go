@@ -12,7 +12,7 @@ import (
 // MarshalState/UnmarshalState: the copy reports the same summary and
 // releases the same next step.
 func TestPTRStateAndSummary(t *testing.T) {
-	cfg := Config{Sigma: 1.1, ClipNorm: 1, Tau: 0.5, B: 0.3, Delta0: 1e-2, F: 4}
+	cfg := Config{Sigma: 1.1, ClipNorm: 1, Tau: 0.5, B: 0.3, Delta0: 1e-2, F: 4, FloatNoise: true}
 	a := mustNew(t, "ptr-tsum", cfg).(*PTRTSum)
 	data := rand.New(rand.NewPCG(1, 2))
 	noise := rand.New(rand.NewPCG(3, 4))
@@ -79,13 +79,13 @@ func TestPTRStateAndSummary(t *testing.T) {
 // TestTSumState moves tsum's trim level through its state; tsum has no
 // test counts and its summary is the final F.
 func TestTSumState(t *testing.T) {
-	a := mustNew(t, "tsum", Config{Sigma: 1, ClipNorm: 1, F: 3}).(*TSum)
+	a := mustNew(t, "tsum", Config{Sigma: 1, ClipNorm: 1, F: 3, FloatNoise: true}).(*TSum)
 	a.SetTrimLevel(7)
 	state, err := a.MarshalState()
 	if err != nil || string(state) != `{"trim_level":7}` {
 		t.Fatalf("state %s, %v", state, err)
 	}
-	b := mustNew(t, "tsum", Config{Sigma: 1, ClipNorm: 1, F: 3}).(*TSum)
+	b := mustNew(t, "tsum", Config{Sigma: 1, ClipNorm: 1, F: 3, FloatNoise: true}).(*TSum)
 	// A version-2 checkpoint's fields: the counts are ptr-tsum's, ignored.
 	if err := b.UnmarshalState([]byte(`{"trim_level":7,"ptr_tests":0,"ptr_passed":0}`)); err != nil || b.TrimLevel() != 7 {
 		t.Fatalf("restored F = %d, %v", b.TrimLevel(), err)

@@ -13,8 +13,9 @@ import (
 // step is the Gaussian mechanism with multiplier σ. With σ = 0 the exact sum
 // is released and Report.Mechanism is nil.
 //
-// With Config.Secure the release is floating-point safe (see secureRelease)
-// and post-processes the same Gaussian mechanism.
+// By default (σ > 0 without Config.FloatNoise) the release is
+// floating-point safe (see secureRelease) and post-processes the same
+// Gaussian mechanism; with FloatNoise it adds float noise.
 //
 // Summation order (float noise): Aggregate and AggregateScaled add the rows
 // in row order, each coordinate in float32 with one rounding per addition;
@@ -30,31 +31,34 @@ type Sum struct {
 	sec *secureRelease
 }
 
-// SumOptions are sum's settings (Config.Sigma, ClipNorm, Secure).
+// SumOptions are sum's settings (Config.Sigma, ClipNorm, FloatNoise).
 type SumOptions struct {
 	// Sigma is the noise multiplier σ (0: the exact sum).
 	Sigma float64
 	// ClipNorm is R, the L2 bound of every gradient (> 0 when σ > 0).
 	ClipNorm float64
-	// Secure selects the floating-point-safe release (σ > 0).
-	Secure bool
+	// FloatNoise opts out of the floating-point-safe release of σ > 0:
+	// float noise, whose guarantee does NOT hold against floating-point
+	// attacks (see Config.FloatNoise).
+	FloatNoise bool
 }
 
 func sumOptions(c Config) SumOptions {
-	return SumOptions{Sigma: c.Sigma, ClipNorm: c.ClipNorm, Secure: c.Secure}
+	return SumOptions{Sigma: c.Sigma, ClipNorm: c.ClipNorm, FloatNoise: c.FloatNoise}
 }
 
 // Validate checks σ and R.
 func (o SumOptions) Validate() error { return checkNoise(o.Sigma, o.ClipNorm) }
 
-// SecureRequested reports o.Secure: sum has a secure release (SecureOptions).
-func (o SumOptions) SecureRequested() bool { return o.Secure }
+// SecureRequested reports !o.FloatNoise: sum has a secure release
+// (SecureOptions).
+func (o SumOptions) SecureRequested() bool { return !o.FloatNoise }
 
 // NewSum returns the sum rule for validated options o.
 func NewSum(o SumOptions) (*Sum, error) {
 	a := &Sum{clipNorm: clipNorm(o.ClipNorm), cfg: o}
 	var err error
-	if a.sec, err = secureIfAsked(o.Secure, o.Sigma, o.ClipNorm); err != nil {
+	if a.sec, err = secureUnlessFloat(o.FloatNoise, o.Sigma, o.ClipNorm); err != nil {
 		return nil, err
 	}
 	return a, nil

@@ -15,9 +15,9 @@ import (
 // gradient, so its L2 sensitivity is R and the step is the Gaussian
 // mechanism with multiplier σ (nil Mechanism when σ = 0).
 //
-// With Config.Secure the norms, the trimming and the release are on the
-// integer grid (see secureRelease), post-processing the same Gaussian
-// mechanism.
+// By default (σ > 0 without Config.FloatNoise) the norms, the trimming and
+// the release are on the integer grid (see secureRelease), post-processing
+// the same Gaussian mechanism; with FloatNoise it adds float noise.
 type TSum struct {
 	clipNorm
 	cfg TSumOptions
@@ -26,7 +26,7 @@ type TSum struct {
 	sec *secureRelease
 }
 
-// TSumOptions are tsum's settings (Config.Sigma, ClipNorm, F, Secure).
+// TSumOptions are tsum's settings (Config.Sigma, ClipNorm, F, FloatNoise).
 type TSumOptions struct {
 	// Sigma is the noise multiplier σ (0: non-private trimming).
 	Sigma float64
@@ -34,12 +34,14 @@ type TSumOptions struct {
 	ClipNorm float64
 	// F is the number of largest-norm gradients dropped (≥ 0).
 	F int
-	// Secure selects the floating-point-safe release (σ > 0).
-	Secure bool
+	// FloatNoise opts out of the floating-point-safe release of σ > 0:
+	// float noise, whose guarantee does NOT hold against floating-point
+	// attacks (see Config.FloatNoise).
+	FloatNoise bool
 }
 
 func tsumOptions(c Config) TSumOptions {
-	return TSumOptions{Sigma: c.Sigma, ClipNorm: c.ClipNorm, F: c.F, Secure: c.Secure}
+	return TSumOptions{Sigma: c.Sigma, ClipNorm: c.ClipNorm, F: c.F, FloatNoise: c.FloatNoise}
 }
 
 // Validate checks σ, R and F.
@@ -50,14 +52,15 @@ func (o TSumOptions) Validate() error {
 	return checkTrim(o.F)
 }
 
-// SecureRequested reports o.Secure: tsum has a secure release (SecureOptions).
-func (o TSumOptions) SecureRequested() bool { return o.Secure }
+// SecureRequested reports !o.FloatNoise: tsum has a secure release
+// (SecureOptions).
+func (o TSumOptions) SecureRequested() bool { return !o.FloatNoise }
 
 // NewTSum returns the tsum rule for validated options o.
 func NewTSum(o TSumOptions) (*TSum, error) {
 	a := &TSum{clipNorm: clipNorm(o.ClipNorm), cfg: o, f: o.F}
 	var err error
-	if a.sec, err = secureIfAsked(o.Secure, o.Sigma, o.ClipNorm); err != nil {
+	if a.sec, err = secureUnlessFloat(o.FloatNoise, o.Sigma, o.ClipNorm); err != nil {
 		return nil, err
 	}
 	return a, nil

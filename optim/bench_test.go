@@ -62,7 +62,7 @@ func seq(n int) []int {
 // non-private SGD versus a DP-SGD step (per-example gradients, clipping,
 // Gaussian noise, update and accounting) and a DP-SGD step with secure
 // noise ("dp-secure": exact integer sum on the grid, exactly rounded Gaussian noise;
-// aggregate.Config.Secure). scripts/bench.sh reports the ratios.
+// aggregate.Config.FloatNoise unset). scripts/bench.sh reports the ratios.
 func BenchmarkStep(b *testing.B) {
 	cases := []struct {
 		name  string
@@ -83,7 +83,7 @@ func BenchmarkStep(b *testing.B) {
 				cfg := Config{Model: m, Data: data, Labels: true, Sampler: fixedSampler{data.N, c.batch}, LR: 0.1, Seed: 1}
 				if method != "nonprivate" {
 					secure := method == "dp-secure"
-					agg, err := aggregate.New("sum", aggregate.Config{Sigma: 1.1, ClipNorm: 1, Secure: secure})
+					agg, err := aggregate.New("sum", aggregate.Config{Sigma: 1.1, ClipNorm: 1, FloatNoise: !secure})
 					if err != nil {
 						b.Fatal(err)
 					}

@@ -28,7 +28,7 @@ func (r *limitRecorder) MaxSteps(m privacy.Mechanism, target, delta float64, lim
 func TestNextStepFitsWithin(t *testing.T) {
 	data := mnistSlice(t, 64)
 	newTrainer := func() (*Trainer, *limitRecorder) {
-		agg, err := aggregate.New("sum", aggregate.Config{Sigma: 2, ClipNorm: 1})
+		agg, err := aggregate.New("sum", aggregate.Config{Sigma: 2, ClipNorm: 1, FloatNoise: true})
 		if err != nil {
 			t.Fatal(err)
 		}

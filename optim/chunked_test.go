@@ -141,7 +141,7 @@ func TestClipSumChunks(t *testing.T) {
 		return out
 	}
 	want := ref(rand.New(rand.NewPCG(3, 4)), sigma*r)
-	a, err := aggregate.New("sum", aggregate.Config{Sigma: sigma, ClipNorm: r})
+	a, err := aggregate.New("sum", aggregate.Config{Sigma: sigma, ClipNorm: r, FloatNoise: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +227,7 @@ func TestClipSumChunksExactBound(t *testing.T) {
 	fallbacks := 0
 	for k, c := range exactBoundCases() {
 		p := len(c.row)
-		a, err := aggregate.New("sum", aggregate.Config{Sigma: 1, ClipNorm: c.r})
+		a, err := aggregate.New("sum", aggregate.Config{Sigma: 1, ClipNorm: c.r, FloatNoise: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -274,7 +274,7 @@ func TestClipSumChunksNotFinite(t *testing.T) {
 	g[33*p+2] = float32(math.Inf(1))
 	g[12*p+5] = float32(math.NaN())
 	g[13*p] = float32(math.NaN())
-	a, err := aggregate.New("sum", aggregate.Config{Sigma: 1, ClipNorm: 1})
+	a, err := aggregate.New("sum", aggregate.Config{Sigma: 1, ClipNorm: 1, FloatNoise: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -331,7 +331,7 @@ func TestClipSumChunksSecure(t *testing.T) {
 		}
 		norms[i] = math.Sqrt(ss)
 	}
-	cfg := aggregate.Config{Sigma: sigma, ClipNorm: r, Secure: true}
+	cfg := aggregate.Config{Sigma: sigma, ClipNorm: r}
 	ref, err := aggregate.New("sum", cfg)
 	if err != nil {
 		t.Fatal(err)

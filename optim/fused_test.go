@@ -24,7 +24,7 @@ func TestClipFactorsExactBound(t *testing.T) {
 		if err := clipFactors(c.row, 1, p, c.r, nil, scale, 1); err != nil {
 			t.Fatalf("case %d (%s): %v", k, c.name, err)
 		}
-		a, err := aggregate.New("sum", aggregate.Config{Sigma: 1, ClipNorm: c.r})
+		a, err := aggregate.New("sum", aggregate.Config{Sigma: 1, ClipNorm: c.r, FloatNoise: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -69,7 +69,7 @@ func TestClipAndAggregateFused(t *testing.T) {
 	for _, withSq := range []bool{false, true} {
 		var outs [2][]float32
 		for v := 0; v < 2; v++ {
-			a, err := aggregate.New("sum", aggregate.Config{Sigma: 0.7, ClipNorm: r})
+			a, err := aggregate.New("sum", aggregate.Config{Sigma: 0.7, ClipNorm: r, FloatNoise: true})
 			if err != nil {
 				t.Fatal(err)
 			}

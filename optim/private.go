@@ -28,7 +28,9 @@ type PrivateConfig struct {
 	Sigma float64
 	// TargetEpsilon, when > 0, calibrates σ with privacy.CalibrateSigma:
 	// the smallest σ (to privacy.CalibrationTolerance) such that Steps
-	// steps are (TargetEpsilon, Delta)-DP under the Accountant.
+	// steps of the rule's mechanism (the Gaussian; for ptr-tsum the PTR
+	// mechanism with Sigma1 = σ and the given τ, b, δ₀) are
+	// (TargetEpsilon, Delta)-DP under the Accountant.
 	TargetEpsilon float64
 	// Steps is the planned number of steps (required with TargetEpsilon).
 	Steps int
@@ -54,14 +56,15 @@ type PrivateConfig struct {
 	// not, the trainer clips to ClipNorm.
 	Rule    string
 	Options map[string]float64
-	// FloatNoise opts out of the secure release, the default: by default
-	// the rule is built with aggregate.Config.Secure (exact integer sums
-	// on a power-of-two grid with exactly sampled noise, a post-processing
-	// of the Gaussian mechanism it plans, so accounted alike), and a rule
-	// without a secure release (aggregate.SecureReleaser) is refused. With
-	// FloatNoise the rule releases float noise, whose guarantee does not
-	// hold against floating-point attacks (Mironov, CCS 2012); Private's
-	// Secure field then reads false.
+	// FloatNoise opts out of the secure release, the default: it is
+	// passed to the rule as aggregate.Config.FloatNoise, so by default the
+	// rule releases exact integer sums on a power-of-two grid with exactly
+	// sampled noise (a post-processing of the Gaussian mechanism it plans,
+	// so accounted alike), and a rule without a secure release
+	// (aggregate.SecureReleaser) is refused. With FloatNoise the rule
+	// releases float noise, whose guarantee does not hold against
+	// floating-point attacks (Mironov, CCS 2012); Private's Secure field
+	// then reads false.
 	FloatNoise bool
 	// Key keys the privacy randomness (Poisson sampling and noise). The
 	// zero Key means a fresh secret key from the operating system
@@ -76,8 +79,11 @@ type PrivateConfig struct {
 	// proposed local sensitivity τ (0 < τ < R, gradient-norm units),
 	// LaplaceB the Laplace scale b and Delta0 the δ₀ of the test, TrimLevel
 	// the trim level F (also tsum's); LRFail / LRPass the learning rates
-	// after a failed / passed test (0: LR), as optim.PTRPolicy. σ must be
-	// given: CalibrateSigma calibrates the Gaussian mechanism, not PTR.
+	// after a failed / passed test (0: LR), as optim.PTRPolicy. With a
+	// TargetEpsilon, σ (both branches' multiplier) is calibrated on the
+	// PTR mechanism (privacy.CalibrationRequest.Step); the test's Laplace
+	// part does not depend on σ, so a target below its cost is
+	// unreachable.
 	Tau, LaplaceB, Delta0 float64
 	TrimLevel             int
 	LRFail, LRPass        float64
@@ -152,24 +158,40 @@ func MakePrivate(m model.Model, data *datasets.Dataset, cfg PrivateConfig) (*Pri
 			return nil, fmt.Errorf("optim: make private: %w", err)
 		}
 	}
+	// step is the rule's (not subsampled) mechanism at σ for the
+	// calibration: nil for the Gaussian, ptr-tsum's PTR mechanism
+	// (aggregate.PTRMechanism, what the rule will plan).
+	var step func(float64) privacy.Mechanism
+	if cfg.Rule == "ptr-tsum" {
+		step = func(s float64) privacy.Mechanism { return aggregate.PTRMechanism(ruleConfig(cfg, s)) }
+	}
 	if kind == "" && cfg.TargetEpsilon != 0 {
-		// σ is calibrated for the Gaussian mechanism (ptr-tsum is refused below).
 		kind = privacy.DefaultAccountant(privacy.PoissonSubsampled{Base: privacy.Gaussian{Sigma: 1}, Q: q})
+		if step != nil {
+			kind = privacy.DefaultAccountant(privacy.PoissonSubsampled{Base: step(1), Q: q})
+		}
 	}
 	sigma := cfg.Sigma
 	switch {
 	case cfg.TargetEpsilon != 0 && cfg.Sigma != 0:
 		return nil, errors.New("optim: make private: give either σ or a target ε, not both")
-	case cfg.TargetEpsilon != 0 && cfg.Rule == "ptr-tsum":
-		return nil, errors.New("optim: make private: ptr-tsum needs σ: the σ calibration (privacy.CalibrateSigma) is for the Gaussian mechanism, not TSGD+PTR's")
 	case cfg.TargetEpsilon != 0:
 		if cfg.Steps < 1 {
 			return nil, fmt.Errorf("optim: make private: a target ε needs the number of steps (≥ 1), got %d", cfg.Steps)
 		}
+		if step != nil {
+			// τ, b, δ₀ and F are checked before a search that would
+			// report an invalid setting as an unreachable target.
+			if o, ok := aggregate.RuleOptions("ptr-tsum", ruleConfig(cfg, 1)); ok {
+				if err := o.Validate(); err != nil {
+					return nil, fmt.Errorf("optim: make private: ptr-tsum: %w", err)
+				}
+			}
+		}
 		var err error
 		sigma, err = privacy.CalibrateSigma(privacy.CalibrationRequest{
 			TargetEpsilon: cfg.TargetEpsilon, Delta: cfg.Delta, Q: q, Steps: cfg.Steps, Conversion: cfg.Conversion,
-			Accountant: kind,
+			Accountant: kind, Step: step,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("optim: make private: %w", err)
@@ -191,8 +213,9 @@ func MakePrivate(m model.Model, data *datasets.Dataset, cfg PrivateConfig) (*Pri
 	if cfg.TrimLevel < 0 {
 		return nil, fmt.Errorf("optim: make private: trim level F must be ≥ 0, got %d", cfg.TrimLevel)
 	}
-	agg, err := aggregate.New(rule, aggregate.Config{Sigma: sigma, ClipNorm: cfg.ClipNorm, Options: cfg.Options, Secure: !cfg.FloatNoise,
-		Tau: cfg.Tau, B: cfg.LaplaceB, Delta0: cfg.Delta0, F: cfg.TrimLevel})
+	ac := ruleConfig(cfg, sigma)
+	ac.Options, ac.FloatNoise = cfg.Options, cfg.FloatNoise
+	agg, err := aggregate.New(rule, ac)
 	if err != nil {
 		if !cfg.FloatNoise && strings.Contains(err.Error(), "no secure-noise mode") {
 			return nil, fmt.Errorf("optim: make private: %w (set PrivateConfig.FloatNoise to run it with float noise)", err)
@@ -201,12 +224,17 @@ func MakePrivate(m model.Model, data *datasets.Dataset, cfg PrivateConfig) (*Pri
 	}
 	// σ was given or calibrated for the Gaussian mechanism: the rule must
 	// plan exactly that (the trainer accounts the rule's plan). ptr-tsum
-	// plans its own PTR mechanism from σ, τ, b and δ₀ (aggregate.PTRTSum).
+	// plans its own PTR mechanism from σ, τ, b and δ₀ (aggregate.PTRTSum),
+	// which a calibration must have used.
 	mech, err := aggregate.PlannedMechanism(agg)
+	want := privacy.Mechanism(privacy.Gaussian{Sigma: sigma})
+	if ptr {
+		want = aggregate.PTRMechanism(ac)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("optim: make private: %w", err)
-	} else if !ptr && mech != (privacy.Gaussian{Sigma: sigma}) {
-		return nil, fmt.Errorf("optim: make private: rule %s plans the mechanism %+v, not the Gaussian mechanism with σ = %v that MakePrivate states", rule, mech.Spec(), sigma)
+	} else if mech != want {
+		return nil, fmt.Errorf("optim: make private: rule %s plans the mechanism %+v, not the %s mechanism with σ = %v that MakePrivate states", rule, mech.Spec(), want.Spec().Kind, sigma)
 	}
 	if kind == "" {
 		// PLD when the subsampled step has a proven privacy loss
@@ -248,6 +276,13 @@ func MakePrivate(m model.Model, data *datasets.Dataset, cfg PrivateConfig) (*Pri
 	}
 	return &Private{Trainer: t, Sigma: sigma, Q: q, Delta: cfg.Delta, Conversion: conv, Secure: aggregate.IsSecure(agg),
 		Accountant: acct, Sampler: sampler, Aggregator: agg}, nil
+}
+
+// ruleConfig is the rule configuration of cfg at noise multiplier σ: σ, R
+// and TSGD+PTR's τ, b, δ₀ and F (zero for the other rules, which MakePrivate
+// checks).
+func ruleConfig(cfg PrivateConfig, sigma float64) aggregate.Config {
+	return aggregate.Config{Sigma: sigma, ClipNorm: cfg.ClipNorm, Tau: cfg.Tau, B: cfg.LaplaceB, Delta0: cfg.Delta0, F: cfg.TrimLevel}
 }
 
 // Train runs the next n steps (continuing after earlier calls) and returns

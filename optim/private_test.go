@@ -113,7 +113,7 @@ func testManualWiring(t *testing.T, float bool) {
 	}
 	manual := tinyModel(t)
 	sampler, _ := datasets.NewPoissonSamplerKey(data.N, q, randstream.FromSeed(seed).Derive("sampler"))
-	agg, _ := aggregate.New("sum", aggregate.Config{Sigma: sigma, ClipNorm: 0.5, Secure: !float})
+	agg, _ := aggregate.New("sum", aggregate.Config{Sigma: sigma, ClipNorm: 0.5, FloatNoise: float})
 	acct, _ := privacy.NewRDPAccountant(nil)
 	tr, err := NewTrainer(Config{Model: manual, Data: data, Labels: true, Sampler: sampler, Aggregator: agg,
 		ClipNorm: 0.5, LR: 0.3, Q: q, Accountant: &privacy.RDPAccounting{Acc: acct},
@@ -197,7 +197,7 @@ func (f floatOnly) Mechanism() privacy.Mechanism {
 
 func init() {
 	aggregate.Register(floatOnlyRule, func(cfg aggregate.Config) (aggregate.Aggregator, error) {
-		cfg.Secure = false
+		cfg.FloatNoise = true
 		a, err := aggregate.New("sum", cfg)
 		return floatOnly{a}, err
 	})

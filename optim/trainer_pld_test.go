@@ -15,7 +15,7 @@ import (
 // ends at the accountant's own ε.
 func TestPLDAccountantBudget(t *testing.T) {
 	data := mnistSlice(t, 64)
-	agg, err := aggregate.New("sum", aggregate.Config{Sigma: 2, ClipNorm: 1})
+	agg, err := aggregate.New("sum", aggregate.Config{Sigma: 2, ClipNorm: 1, FloatNoise: true})
 	if err != nil {
 		t.Fatal(err)
 	}

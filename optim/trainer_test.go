@@ -109,7 +109,7 @@ func TestPrivateStepAccounting(t *testing.T) {
 		t.Fatalf("the test needs empty and non-empty batches among its %d steps, got %d empty", steps, empty)
 	}
 	newTrainer := func(aggSigma float64) (*Trainer, *privacy.RDPAccountant) {
-		agg, err := aggregate.New("sum", aggregate.Config{Sigma: aggSigma, ClipNorm: 1})
+		agg, err := aggregate.New("sum", aggregate.Config{Sigma: aggSigma, ClipNorm: 1, FloatNoise: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -151,7 +151,7 @@ func TestPrivateStepAccounting(t *testing.T) {
 	// A NaN input makes every gradient of that example NaN.
 	bad := mnistSlice(t, 8)
 	bad.X[2*784+100] = float32(math.NaN())
-	agg, _ := aggregate.New("sum", aggregate.Config{Sigma: 1.1, ClipNorm: 1})
+	agg, _ := aggregate.New("sum", aggregate.Config{Sigma: 1.1, ClipNorm: 1, FloatNoise: true})
 	acct, _ = privacy.NewRDPAccountant(nil)
 	all, err := datasets.NewPoissonSampler(8, 1, 1) // q = 1: every example, NaN one included
 	if err != nil {
@@ -173,7 +173,7 @@ func TestPrivateStepAccounting(t *testing.T) {
 
 func TestNewTrainerRejectsBadConfig(t *testing.T) {
 	data := mnistSlice(t, 8)
-	agg, _ := aggregate.New("sum", aggregate.Config{Sigma: 1, ClipNorm: 1})
+	agg, _ := aggregate.New("sum", aggregate.Config{Sigma: 1, ClipNorm: 1, FloatNoise: true})
 	acct, _ := privacy.NewRDPAccountant(nil)
 	poisson, err := datasets.NewPoissonSampler(8, 0.1, 1)
 	if err != nil {

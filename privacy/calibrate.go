@@ -17,8 +17,9 @@ const CalibrationTolerance = 1e-5
 const calibrationMaxSigma = 1e6
 
 // CalibrationRequest describes a noise calibration: Steps compositions of a
-// Poisson-subsampled Gaussian with rate Q after the optional Prior history,
-// to stay within (TargetEpsilon, Delta)-DP on an accountant.
+// Poisson-subsampled Gaussian (or of the Step mechanism) with rate Q after
+// the optional Prior history, to stay within (TargetEpsilon, Delta)-DP on an
+// accountant.
 type CalibrationRequest struct {
 	TargetEpsilon float64 // > 0
 	Delta         float64 // in (0, 1)
@@ -39,6 +40,17 @@ type CalibrationRequest struct {
 	Orders      []float64
 	Conversion  Conversion
 	PLDInterval float64
+	// Step, if not nil, is the (not subsampled) mechanism of one step as a
+	// function of the noise multiplier σ, for a step other than the
+	// Gaussian — e.g. TSGD+PTR's PTR{Sigma1: σ, Tau, B, Delta0}: every
+	// candidate σ composes PoissonSubsampled{Base: Step(σ), Q}. nil means
+	// the Gaussian, SubsampledGaussian{Q, σ}. With Step, CalibrateSigma
+	// bisects on the accountant's reported ε (the accountants' faster
+	// Gaussian-only searches are not used), so the σ it returns meets the
+	// target in every case; it is the smallest one (to
+	// CalibrationTolerance) when ε decreases in σ, as it does for PTR
+	// (its branches' Gaussian noise scales with σ, its test does not).
+	Step func(sigma float64) Mechanism
 	// Floor > 0 says that σ below Floor is of no use to the caller, who
 	// takes a maximum over several requests (PDP-SGD's σ over budget
 	// classes): when Floor already meets the target, CalibrateSigma
@@ -56,7 +68,8 @@ type sigmaCalibrator interface {
 
 // CalibrateSigma returns the smallest noise multiplier σ (to
 // CalibrationTolerance) such that composing req.Steps
-// SubsampledGaussian{req.Q, σ} steps after req.Prior keeps the
+// SubsampledGaussian{req.Q, σ} steps (or PoissonSubsampled{req.Step(σ),
+// req.Q}, see CalibrationRequest.Step) after req.Prior keeps the
 // accountant's ε at req.Delta ≤ req.TargetEpsilon. It is the one
 // calibration for every accountant: it bisects on σ, using that ε
 // decreases in σ (composed RDP decreases at every order; a PLD's losses
@@ -79,11 +92,16 @@ func CalibrateSigma(req CalibrationRequest) (float64, error) {
 	if err := req.Conversion.OrDefault().Validate(); err != nil {
 		return 0, fmt.Errorf("calibrate σ: %w", err)
 	}
+	if req.Step != nil {
+		if err := req.stepAt(1).Validate(); err != nil {
+			return 0, fmt.Errorf("calibrate σ: step mechanism at σ = 1: %w", err)
+		}
+	}
 	prior := req.Prior
 	if prior == nil {
 		name := req.Accountant
 		if name == "" {
-			name = DefaultAccountant(SubsampledGaussian{Q: req.Q, Sigma: 1})
+			name = DefaultAccountant(req.stepAt(1))
 		}
 		var err error
 		if prior, err = NewAccountant(name, AccountantConfig{Conversion: req.Conversion, Orders: req.Orders, Interval: req.PLDInterval}); err != nil {
@@ -92,7 +110,7 @@ func CalibrateSigma(req CalibrationRequest) (float64, error) {
 	} else if req.Accountant != "" && req.Accountant != prior.Kind() || req.Orders != nil || req.Conversion != "" || req.PLDInterval != 0 {
 		return 0, errors.New("calibrate σ: with a prior history, the accountant and its configuration are the prior's (leave Accountant, Orders, Conversion and PLDInterval unset)")
 	}
-	if c, ok := prior.(sigmaCalibrator); ok {
+	if c, ok := prior.(sigmaCalibrator); ok && req.Step == nil {
 		return c.calibrateSigma(req)
 	}
 	if s, ok, err := floorMeets(prior, req); err != nil || ok {
@@ -120,11 +138,20 @@ func CalibrateSigma(req CalibrationRequest) (float64, error) {
 	return s, err
 }
 
+// stepAt is the subsampled step of req at noise multiplier σ:
+// SubsampledGaussian{req.Q, σ}, or PoissonSubsampled{req.Step(σ), req.Q}.
+func (req CalibrationRequest) stepAt(sigma float64) Mechanism {
+	if req.Step == nil {
+		return SubsampledGaussian{Q: req.Q, Sigma: sigma}
+	}
+	return PoissonSubsampled{Base: req.Step(sigma), Q: req.Q}
+}
+
 // epsilonAfter is the accountant's ε at req.Delta after req.Steps more
-// SubsampledGaussian{req.Q, σ} steps (on a copy).
+// subsampled steps at σ (stepAt; on a copy).
 func epsilonAfter(a Accountant, req CalibrationRequest, sigma float64) (float64, error) {
 	c := a.CloneAccountant()
-	if err := c.Compose(SubsampledGaussian{Q: req.Q, Sigma: sigma}, req.Steps); err != nil {
+	if err := c.Compose(req.stepAt(sigma), req.Steps); err != nil {
 		return 0, err
 	}
 	g, err := c.EpsilonFor(req.Delta)

@@ -127,7 +127,7 @@ type TrainConfig struct {
 	// with it are refused (a uint64 seed is guessable: use NoiseKey).
 	ReproducibleNoise bool `json:"reproducible_noise,omitempty" yaml:"reproducible_noise,omitempty"`
 	// FloatNoise opts out of the floating-point-safe release that every
-	// private method uses by default (aggregate.Config.Secure): the
+	// private method uses by default (aggregate.Config.FloatNoise unset): the
 	// aggregate is then computed in float32 with float noise added, and the
 	// guarantee does not hold against floating-point attacks (Mironov,
 	// CCS 2012). For comparisons with earlier float runs only.
@@ -667,13 +667,16 @@ func (c *TrainConfig) validatePrivate() error {
 // aggregateConfig is the aggregation rule's configuration of the run, for
 // an expected batch size expected: F is the trim level of tsum/ptr-tsum and
 // the assumed number of Byzantine gradients of krum; TrimFraction is also
-// coord-trimmed-mean's β. Non-private methods get σ = 0.
+// coord-trimmed-mean's β. Non-private methods get σ = 0. The rule releases
+// secure noise (aggregate.Config's zero FloatNoise) unless the run opted
+// out with FloatNoise.
 func (c *TrainConfig) aggregateConfig(expected float64) aggregate.Config {
 	ac := aggregate.Config{
 		Sigma: c.Sigma, ClipNorm: c.ClipNorm, Tau: c.Tau, B: c.LaplaceB, Delta0: c.Delta0,
 		F: int(math.Round(c.TrimFraction * expected)), TrimFraction: c.TrimFraction,
 		Radius: c.CenteredClipRadius, ExpectedBatch: expected,
-		Secure: c.SecureRelease() && c.Private(),
+		// Secure unless a noisy run opted out (SecureRelease).
+		FloatNoise: c.Noisy() && !c.SecureRelease(),
 	}
 	if !c.Private() {
 		ac.Sigma = 0

@@ -40,8 +40,8 @@ func TestNoiseModeDefaults(t *testing.T) {
 		if c.Noisy() && c.SecureNoise != tc.secure {
 			t.Errorf("%s: resolved secure_noise %v", tc.name, c.SecureNoise)
 		}
-		if a := c.aggregateConfig(256); a.Secure != (tc.secure && c.Private()) {
-			t.Errorf("%s: aggregate Secure %v", tc.name, a.Secure)
+		if a := c.aggregateConfig(256); a.FloatNoise != (c.Noisy() && !tc.secure) || !c.Private() && a.Sigma != 0 {
+			t.Errorf("%s: aggregate FloatNoise %v, σ %v", tc.name, a.FloatNoise, a.Sigma)
 		}
 	}
 	c := TrainDefaults()

@@ -493,7 +493,7 @@ func (j *pdpJob) roundSampler(plan pdpsgd.Round) (datasets.PoissonSubsampler, er
 // (secure unless FloatNoise), checked to be exactly the mechanism the
 // ledger charges.
 func (j *pdpJob) roundAggregator(plan pdpsgd.Round) (aggregate.Aggregator, error) {
-	agg, err := aggregate.New("sum", aggregate.Config{Sigma: plan.Sigma, ClipNorm: j.cfg.ClipNorm, Secure: j.cfg.SecureRelease()})
+	agg, err := aggregate.New("sum", aggregate.Config{Sigma: plan.Sigma, ClipNorm: j.cfg.ClipNorm, FloatNoise: !j.cfg.SecureRelease()})
 	if err != nil {
 		return nil, fmt.Errorf("aggregator: %w", err)
 	}

@@ -218,7 +218,7 @@ func TestSecureBudgetStop(t *testing.T) {
 	if s.StoppedBy != "budget" || s.Epsilon > c.TargetEpsilon || !s.SecureNoise || s.Steps < 1 {
 		t.Fatalf("stopped by %s after %d steps at ε = %v (secure %v)", s.StoppedBy, s.Steps, s.Epsilon, s.SecureNoise)
 	}
-	agg, err := aggregate.New("sum", aggregate.Config{Sigma: c.Sigma, ClipNorm: c.ClipNorm, Secure: true})
+	agg, err := aggregate.New("sum", aggregate.Config{Sigma: c.Sigma, ClipNorm: c.ClipNorm})
 	if err != nil {
 		t.Fatal(err)
 	}

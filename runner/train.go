@@ -67,7 +67,7 @@ type Summary struct {
 	// PrivacyRandomness says where the privacy noise and sampling came from
 	// (secret, or a reproducible seed the guarantee assumes secret).
 	// SecureNoise is true when the releases were floating-point safe
-	// (aggregate.Config.Secure, the default), FloatNoise when float noise
+	// (the default; aggregate.Config.FloatNoise unset), FloatNoise when float noise
 	// was asked for (--float-noise); Noise states what that means for the
 	// guarantee in one sentence (noiseStatement).
 	PrivacyRandomness string `json:"privacy_randomness,omitempty"`

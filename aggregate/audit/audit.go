@@ -145,7 +145,8 @@ type Result struct {
 	ExceedsPLD        bool     `json:"exceeds_pld_claim,omitempty"`
 }
 
-// Rule audits the registered rule name configured by cfg.
+// Rule audits the registered rule name configured by cfg (its secure
+// release unless cfg.FloatNoise, as aggregate.New).
 func Rule(name string, cfg aggregate.Config, opt Options) (*Result, error) {
 	if _, err := aggregate.New(name, cfg); err != nil {
 		return nil, err

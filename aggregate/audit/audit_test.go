@@ -76,13 +76,13 @@ func mustNew(t *testing.T, name string, cfg aggregate.Config) aggregate.Aggregat
 	return a
 }
 
-var ptrCfg = aggregate.Config{Sigma: 1.1, ClipNorm: 1, Tau: 0.3, B: 1, Delta0: 1e-8, F: 40}
+var ptrCfg = aggregate.Config{Sigma: 1.1, ClipNorm: 1, Tau: 0.3, B: 1, Delta0: 1e-8, F: 40, FloatNoise: true}
 
 // Each planted bug must be caught: the empirical ε exceeds the claim.
 func TestPlantedBugsAreCaught(t *testing.T) {
-	sum := aggregate.Config{Sigma: 1.1, ClipNorm: 1}
-	half := aggregate.Config{Sigma: 0.55, ClipNorm: 1}
-	noTest := aggregate.Config{Sigma: ptrCfg.Sigma * ptrCfg.Tau, ClipNorm: 1, F: ptrCfg.F}
+	sum := aggregate.Config{Sigma: 1.1, ClipNorm: 1, FloatNoise: true}
+	half := aggregate.Config{Sigma: 0.55, ClipNorm: 1, FloatNoise: true}
+	noTest := aggregate.Config{Sigma: ptrCfg.Sigma * ptrCfg.Tau, ClipNorm: 1, F: ptrCfg.F, FloatNoise: true}
 	ptrMech := privacy.PTR{Sigma1: 1.1, Tau: 0.3, B: 1, Delta0: 1e-8}
 	for _, c := range []struct {
 		name  string
@@ -124,13 +124,13 @@ func TestCorrectRulesStayBelowClaim(t *testing.T) {
 		tests string
 		floor float64 // the audit must find at least this much
 	}{
-		{"sum", aggregate.Config{Sigma: 1.1, ClipNorm: 1}, nil, TestsReal, 1.5},
-		{"tsum", aggregate.Config{Sigma: 1.1, ClipNorm: 1, F: 5}, nil, TestsReal, 1.5},
+		{"sum", aggregate.Config{Sigma: 1.1, ClipNorm: 1, FloatNoise: true}, nil, TestsReal, 1.5},
+		{"tsum", aggregate.Config{Sigma: 1.1, ClipNorm: 1, F: 5, FloatNoise: true}, nil, TestsReal, 1.5},
 		{"ptr-tsum", ptrCfg, nil, TestsReal, 1.5},
-		{"float64 sum, rounded once", aggregate.Config{Sigma: 1.1, ClipNorm: 1}, func() aggregate.Aggregator { return floatSum{1.1, 1, false} }, TestsAll, 1.5},
+		{"float64 sum, rounded once", aggregate.Config{Sigma: 1.1, ClipNorm: 1, FloatNoise: true}, func() aggregate.Aggregator { return floatSum{1.1, 1, false} }, TestsAll, 1.5},
 		// The secure-noise releases resist the float32-granularity test the
 		// float release fails (TestPlantedBugsAreCaught's precision leak).
-		{"sum secure", aggregate.Config{Sigma: 1.1, ClipNorm: 1, Secure: true}, nil, TestsAll, 1.5},
+		{"sum secure", aggregate.Config{Sigma: 1.1, ClipNorm: 1}, nil, TestsAll, 1.5},
 		{"ptr-tsum secure", secure(ptrCfg), nil, TestsAll, 1.5},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -158,7 +158,7 @@ func TestCorrectRulesStayBelowClaim(t *testing.T) {
 	}
 }
 
-func secure(c aggregate.Config) aggregate.Config { c.Secure = true; return c }
+func secure(c aggregate.Config) aggregate.Config { c.FloatNoise = false; return c }
 
 // The power requirement: sum at σ = 1.1, δ = 1e-3, 10⁶ samples
 // finds ε ≥ 2.0 (exact 2.79, claimed ≈ 3.15).
@@ -166,7 +166,7 @@ func TestSumMillionSamples(t *testing.T) {
 	if testing.Short() {
 		t.Skip("10⁶ releases per batch: run without -short")
 	}
-	r, err := Rule("sum", aggregate.Config{Sigma: 1.1, ClipNorm: 1}, Options{Samples: 1000000, Delta: 1e-3, Seed: 11, Tests: TestsReal})
+	r, err := Rule("sum", aggregate.Config{Sigma: 1.1, ClipNorm: 1, FloatNoise: true}, Options{Samples: 1000000, Delta: 1e-3, Seed: 11, Tests: TestsReal})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +227,7 @@ func TestDeterministicAcrossWorkers(t *testing.T) {
 }
 
 func TestBadOptions(t *testing.T) {
-	cfg := aggregate.Config{Sigma: 1, ClipNorm: 1}
+	cfg := aggregate.Config{Sigma: 1, ClipNorm: 1, FloatNoise: true}
 	for _, o := range []Options{
 		{Samples: 10, Delta: 1e-3},
 		{Samples: 1000, Delta: 0},
@@ -266,8 +266,8 @@ func TestLowestBit(t *testing.T) {
 func TestPTRAuditBelowPLDClaim(t *testing.T) {
 	for _, cfg := range []aggregate.Config{
 		ptrCfg,
-		{Sigma: 0.7, ClipNorm: 1, Tau: 0.5, B: 0.5, Delta0: 1e-6, F: 20},
-		{Sigma: 2, ClipNorm: 1, Tau: 0.2, B: 2, Delta0: 1e-5, F: 40},
+		{Sigma: 0.7, ClipNorm: 1, Tau: 0.5, B: 0.5, Delta0: 1e-6, F: 20, FloatNoise: true},
+		{Sigma: 2, ClipNorm: 1, Tau: 0.2, B: 2, Delta0: 1e-5, F: 40, FloatNoise: true},
 	} {
 		t.Run(fmt.Sprintf("σ=%v,τ=%v,b=%v,δ₀=%v", cfg.Sigma, cfg.Tau, cfg.B, cfg.Delta0), func(t *testing.T) {
 			r, err := Rule("ptr-tsum", cfg, Options{Samples: samples(100000, 200000), Delta: 1e-3, Seed: 5, Tests: TestsReal})

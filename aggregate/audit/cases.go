@@ -25,11 +25,11 @@ type CaseBuilder func(cfg aggregate.Config, mech privacy.Mechanism, dim int) ([]
 
 // builders maps a mechanism kind (privacy.Spec.Kind) to its case builder;
 // populated at init only.
-// The secure-noise releases (aggregate.Config.Secure) report the same
-// mechanisms as their float counterparts (gaussian, ptr); the discrete
-// kinds stay registered for releases of earlier versions (discrete
-// Gaussian on the grid with L2 sensitivity R, discrete PTR test on the
-// same Δ(S)).
+// The secure-noise releases (the default; aggregate.Config.FloatNoise opts
+// out) report the same mechanisms as their float counterparts (gaussian,
+// ptr); the discrete kinds stay registered for releases of earlier
+// versions (discrete Gaussian on the grid with L2 sensitivity R, discrete
+// PTR test on the same Δ(S)).
 var builders = map[string]CaseBuilder{
 	"gaussian":          gaussianCases,
 	"discrete-gaussian": gaussianCases,

@@ -123,10 +123,10 @@ func auditMechanism(args []string, stdout, stderr io.Writer) int {
 	if *cases != "" {
 		opt.Cases = strings.Split(*cases, ",")
 	}
-	cfg.Secure = !*floatNoise
+	cfg.FloatNoise = *floatNoise
 	if _, err := aggregate.New(*rule, cfg); err != nil {
 		msg := oneLine(err.Error())
-		if cfg.Secure && strings.Contains(msg, "no secure-noise mode") {
+		if !cfg.FloatNoise && strings.Contains(msg, "no secure-noise mode") {
 			msg += "; audit its float release with --float-noise"
 		}
 		fmt.Fprintf(stderr, "trainer audit mechanism: %s\n", msg)
@@ -153,7 +153,7 @@ func auditMechanism(args []string, stdout, stderr io.Writer) int {
 	if res.Exceeds {
 		verdict = "ABOVE THE CLAIM: the rule leaks more than its accounting says"
 	}
-	fmt.Fprintf(stdout, "rule %s, %s, mechanism %s, δ = %g, %d releases per batch and case, %s tests\n", res.Rule, noiseLabel(cfg.Secure), res.Mechanism.Kind, res.Delta, res.Samples, res.Tests)
+	fmt.Fprintf(stdout, "rule %s, %s, mechanism %s, δ = %g, %d releases per batch and case, %s tests\n", res.Rule, noiseLabel(!cfg.FloatNoise), res.Mechanism.Kind, res.Delta, res.Samples, res.Tests)
 	fmt.Fprintf(stdout, "claimed ε = %.4f (one step, RDP order %g); empirical ε ≥ %.4f at confidence %g (case %s): %s\n",
 		res.ClaimedEpsilon, res.ClaimOrder, res.EmpiricalEpsilon, res.Confidence, res.Case, verdict)
 	if res.ClaimedEpsilonPLD != nil {
@@ -197,10 +197,10 @@ func mechanismExit(res *aggaudit.Result, rule string, cfg aggregate.Config, stde
 		}
 	}
 	sec := cfg
-	sec.Secure = true
+	sec.FloatNoise = false
 	_, err := aggregate.New(rule, sec)
 	fmt.Fprintf(stderr, "trainer audit mechanism: empirical ε %.4f exceeds the claimed %.4f (case %s)\n", res.EmpiricalEpsilon, res.ClaimedEpsilon, res.Case)
-	fmt.Fprintf(stderr, "fix: %s\n", exceedsFix(!cfg.Secure, err == nil, granularity, res.Confidence))
+	fmt.Fprintf(stderr, "fix: %s\n", exceedsFix(cfg.FloatNoise, err == nil, granularity, res.Confidence))
 	return exitExceeds
 }
 

@@ -35,7 +35,8 @@ func init() {
 			}
 		}
 		a, err := New(cfg.Sigma, cfg.ClipNorm, c)
-		if err != nil || !cfg.Secure {
+		if err != nil || cfg.FloatNoise || cfg.Sigma == 0 {
+			// Float noise on request, or no noise at all (σ = 0).
 			return a, err
 		}
 		return a, a.makeSecure()
@@ -64,16 +65,17 @@ func init() {
 // version with the MTZ19 bound. When c√P < R the rule adds less noise than
 // DP-SGD's sum for the same guarantee.
 //
-// Secure release (aggregate.Config.Secure, privtrain's default): the
-// coordinate-clipped rows are released through privtrain's secure sum
-// (aggregate rule "sum" with Config.Secure) configured with clip norm
+// Secure release (privtrain's default: aggregate.Config without FloatNoise,
+// σ > 0): the coordinate-clipped rows are released through privtrain's
+// secure sum (aggregate rule "sum", whose zero Config is secure) configured
+// with clip norm
 // Δ' = Δ·(1 + 1e-9) ≥ every clipped row's norm: exact integer sums on a
 // power-of-two grid with exactly sampled noise of standard deviation σΔ',
 // the floating-point-safe post-processing of the Gaussian mechanism with
 // multiplier σ at sensitivity Δ' ≥ Δ. The rule then still reports
 // privacy.Gaussian{σ}, and checks that the secure sum reports exactly that.
-// Without Config.Secure the rule adds float noise, whose guarantee does not
-// hold against floating-point attacks (Mironov, CCS 2012).
+// With Config.FloatNoise the rule adds float noise, whose guarantee does
+// not hold against floating-point attacks (Mironov, CCS 2012).
 type Sum struct {
 	sigma, r, c float64
 	cf          float32 // c rounded down to float32, so |clip| ≤ c exactly
@@ -108,7 +110,7 @@ func (a *Sum) secureSum(p int) error {
 	if p > 0 {
 		d = a.Sensitivity(p)
 	}
-	inner, err := aggregate.New("sum", aggregate.Config{Sigma: a.sigma, ClipNorm: d * (1 + secureSlack), Secure: true})
+	inner, err := aggregate.New("sum", aggregate.Config{Sigma: a.sigma, ClipNorm: d * (1 + secureSlack)})
 	if err != nil {
 		return fmt.Errorf("secure release: %w", err)
 	}
@@ -117,7 +119,8 @@ func (a *Sum) secureSum(p int) error {
 }
 
 // SecureRelease reports whether the release is floating-point safe
-// (aggregate.SecureReleaser): true when built with Config.Secure.
+// (aggregate.SecureReleaser): true when built with σ > 0 and without
+// Config.FloatNoise.
 func (a *Sum) SecureRelease() bool { return a.secure }
 
 // New returns the rule with noise multiplier σ ≥ 0 (0: exact, non-private),

@@ -107,12 +107,13 @@ func TestSensitivityBruteForce(t *testing.T) {
 	}
 }
 
-// TestNoiseAndReport: through the registry, the private rule adds noise of
-// standard deviation σΔ (checked on the empty batch: 40,000 draws, 1% band
+// TestNoiseAndReport: through the registry, the private rule's float
+// release (Config.FloatNoise; TestSecureRelease checks the default) adds
+// noise of standard deviation σΔ (checked on the empty batch: 40,000 draws, 1% band
 // ≈ 7 standard errors) and reports the Gaussian mechanism with multiplier σ.
 func TestNoiseAndReport(t *testing.T) {
 	const p, sigma, r, c = 40000, 1.3, 2.0, 0.004 // Δ = c√P = 0.8
-	a, err := aggregate.New(Name, aggregate.Config{Sigma: sigma, ClipNorm: r, Options: map[string]float64{OptionC: c}})
+	a, err := aggregate.New(Name, aggregate.Config{Sigma: sigma, ClipNorm: r, Options: map[string]float64{OptionC: c}, FloatNoise: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,22 +158,27 @@ func TestRejects(t *testing.T) {
 	}
 }
 
-// TestSecureRelease: with Config.Secure (privtrain's default) the rule says
+// TestSecureRelease: with the zero Config.FloatNoise (privtrain's default)
+// the rule says
 // it is floating-point safe, releases Σ clip_c(g_i) plus noise of standard
 // deviation σΔ through the secure sum (residual checked on 40,000
 // coordinates: mean within 5 standard errors, std within 1%) and reports
 // the same Gaussian mechanism as the float release.
 func TestSecureRelease(t *testing.T) {
 	const p, m, sigma, r, c = 40000, 5, 1.3, 2.0, 0.004 // Δ = c√P = 0.8
-	a, err := aggregate.New(Name, aggregate.Config{Sigma: sigma, ClipNorm: r, Options: map[string]float64{OptionC: c}, Secure: true})
+	a, err := aggregate.New(Name, aggregate.Config{Sigma: sigma, ClipNorm: r, Options: map[string]float64{OptionC: c}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !aggregate.IsSecure(a) {
 		t.Fatal("secure rule does not say so")
 	}
-	if f, _ := aggregate.New(Name, aggregate.Config{Sigma: sigma, ClipNorm: r, Options: map[string]float64{OptionC: c}}); aggregate.IsSecure(f) {
+	if f, _ := aggregate.New(Name, aggregate.Config{Sigma: sigma, ClipNorm: r, Options: map[string]float64{OptionC: c}, FloatNoise: true}); aggregate.IsSecure(f) {
 		t.Fatal("float rule says it is secure")
+	}
+	// σ = 0 (non-private, exact) works with the zero Config and adds no noise.
+	if e, err := aggregate.New(Name, aggregate.Config{Options: map[string]float64{OptionC: c}}); err != nil || aggregate.IsSecure(e) {
+		t.Fatalf("σ = 0 with the zero Config: err %v, secure %v", err, e != nil && aggregate.IsSecure(e))
 	}
 	g := grads(rand.New(rand.NewPCG(5, 6)), m, p, r)
 	want := make([]float64, p)

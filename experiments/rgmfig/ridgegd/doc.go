@@ -11,7 +11,7 @@ package ridgegd
 // its summary.json.
 //
 // The noise is float64 Gaussian noise: unlike privtrain's training releases
-// (aggregate.Config.Secure) it is not floating-point safe, and cannot be
+// (aggregate's default secure release) it is not floating-point safe, and cannot be
 // made an exact post-processing on a fixed grid the way the secure sum is,
 // because the Relative Gaussian Mechanism's noise scale depends on the
 // gradient's norm. Its guarantee holds over the reals only, not against
