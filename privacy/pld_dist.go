@@ -104,7 +104,14 @@ func composeDir(a, b *pldDirection, h float64, t *pldTilt, parallel bool) (*pldD
 		if err != nil {
 			return nil, err
 		}
-		return &pldDirection{upper: u}, nil
+		d := &pldDirection{upper: u}
+		if len(a.lower.p) > 0 && len(b.lower.p) > 0 {
+			// The optimistic estimate (pld_tilt_lower.go).
+			if d.lower, err = composeTiltedLower(a.lower, b.lower, h, *t); err != nil {
+				return nil, err
+			}
+		}
+		return d, nil
 	}
 	d := &pldDirection{}
 	var wg sync.WaitGroup
