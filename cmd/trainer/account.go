@@ -22,12 +22,14 @@ const accountUsage = `usage: trainer account rdp|epsilon|sigma [flags]
            [--conversion mironov|bbg] [--orders LIST]; --mech ptr --direct: Theorem 4.2 + strong composition
   sigma    noise multiplier of DP-SGD:  --target-epsilon E --delta D --q Q --steps T [--conversion C] [--orders LIST]
 
---accountant pld|rdp (epsilon, sigma) selects the accountant; the default is pld wherever the
-mechanism has a proven privacy loss distribution (gaussian with --q, laplace, ptr, sigma, --history) and no
-RDP option (--orders, --conversion, --direct, --bound, --allow-unproven) is given, else rdp; every output
-names its accountant. pld: a privacy loss distribution (certified upper bound "epsilon", plus
-"epsilon_optimistic" and the "interval"):
-  epsilon --accountant pld --mech gaussian --sigma S --q Q --steps N --delta D   (--q 1: no subsampling)
+--accountant NAME (epsilon, sigma) selects the accountant: pld, rdp or any registered one. The default
+is the project's one rule (privacy.ChooseAccountant): rdp when an RDP option is given (--orders,
+--conversion, --bound, --allow-unproven, --direct), else pld when every mechanism has a proven privacy
+loss distribution whose losses the grid represents (gaussian, laplace, ptr, with or without --q), else
+rdp; every output names its accountant and, for the default, why ("accountant_reason"). pld: a
+privacy loss distribution (certified upper bound "epsilon", plus "epsilon_optimistic" from the
+optimistic discretization, a lower estimate, and the "interval"):
+  epsilon --accountant pld --mech gaussian --sigma S [--q Q] --steps N --delta D   (no --q: no subsampling)
   epsilon --accountant pld --mech laplace --b B [--q Q] --steps N --delta D      (sensitivity 1)
   epsilon --accountant pld --mech ptr --sigma1 S --tau T --b B --delta0 D0 [--q Q] --steps N --delta D
           (PTR's envelope pair, docs/ptr-pld.md; no white-box conditions)

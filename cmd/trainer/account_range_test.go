@@ -150,7 +150,8 @@ func TestAccountEpsilonGaussianDefault(t *testing.T) {
 func fmtF(x float64) string { b, _ := json.Marshal(x); return string(b) }
 func fmtI(n int) string     { b, _ := json.Marshal(n); return string(b) }
 
-// Small δ: the PLD accountant reports min(PLD, RDP) and names it (main:
+// Small δ: the PLD accountant reports min(PLD, RDP) and names it, with the
+// tilted path's optimistic estimate (main:
 // "+Inf" at δ = 1e-12, then RDP's 2.04); the PLD bound is now finite and
 // tight there (the tilted path: 1.2973 against the 1.297 of a PLD computed
 // elsewhere); no finite bound gives null with a reason (both accountants)
@@ -163,6 +164,18 @@ func TestAccountEpsilonSmallDeltaAndNull(t *testing.T) {
 	}
 	if e, ok := m["epsilon"].(float64); !ok || !(e >= 1.297 && e < 1.2973*1.001) {
 		t.Errorf("δ = 1e-12: ε %v, want the tight 1.2973", m["epsilon"])
+	}
+	// Its optimistic estimate is the tilted path's (the fast path's, 0.904,
+	// meant nothing): below the certified bound by at most the
+	// discretization's drift (about h/2 per step; at most h asserted).
+	if o, ok := m["epsilon_optimistic"].(float64); !ok || !(o <= m["epsilon"].(float64) && o >= m["epsilon"].(float64)-100*1e-4) {
+		t.Errorf("δ = 1e-12: optimistic %v, certified %v", m["epsilon_optimistic"], m["epsilon"])
+	}
+	// Without subsampling the exact ε lies between the two.
+	g := runAccountJSON(t, "epsilon", "--mech", "gaussian", "--sigma", "3", "--steps", "20", "--delta", "1e-12")
+	exact := gaussianExactEpsilon(3, 20, 1e-12)
+	if o, e := g["epsilon_optimistic"].(float64), g["epsilon"].(float64); !(o <= exact && exact <= e && exact-o <= 20*1e-4) || !strings.HasPrefix(g["detail"].(string), "pld tilted") {
+		t.Errorf("σ = 3, 20 steps, δ = 1e-12: optimistic %v, exact %v, certified %v (%v)", o, exact, e, g["detail"])
 	}
 	if e, ok := r["epsilon"].(float64); !ok || !(e > 2.04 && e < 2.05) {
 		t.Errorf("δ = 1e-12: RDP ε %v, want 2.04", r["epsilon"])
@@ -183,5 +196,26 @@ func TestAccountEpsilonSmallDeltaAndNull(t *testing.T) {
 		if err != nil || string(b) != c.want {
 			t.Errorf("boundNum(%v) = %s, %v; want %s", c.v, b, err, c.want)
 		}
+	}
+}
+
+// RDP options make the default rdp (privacy.ChooseAccountant, with the
+// reason); the RDP accountant takes a --history too.
+func TestAccountRDPOptionsDefault(t *testing.T) {
+	m := runAccountJSON(t, "epsilon", "--mech", "gaussian", "--sigma", "1.1", "--q", "0.01", "--bound", "blackbox", "--steps", "100", "--delta", "1e-5")
+	ref, _ := privacy.NewAccountant(privacy.KindRDP, privacy.AccountantConfig{})
+	ref.Compose(privacy.PoissonSubsampled{Base: privacy.Gaussian{Sigma: 1.1}, Q: 0.01, Bound: privacy.SubsampleBlackBox}, 100)
+	g, _ := ref.EpsilonFor(1e-5)
+	if m["accountant"] != "rdp" || m["epsilon"] != g.Epsilon || !strings.Contains(m["accountant_reason"].(string), "subsampling bound blackbox") {
+		t.Errorf("--bound blackbox: %v, want rdp ε %v", m, g.Epsilon)
+	}
+	h := writeFile(t, t.TempDir(), "h.json", `[{"mech": "gaussian", "sigma": 1.1, "q": 0.01, "steps": 100}, {"mech": "laplace", "b": 20, "steps": 2}]`)
+	r := runAccountJSON(t, "epsilon", "--accountant", "rdp", "--history", h, "--delta", "1e-5")
+	ref, _ = privacy.NewAccountant(privacy.KindRDP, privacy.AccountantConfig{})
+	ref.Compose(privacy.PoissonSubsampled{Base: privacy.Gaussian{Sigma: 1.1}, Q: 0.01}, 100)
+	ref.Compose(privacy.Laplace{B: 20}, 2)
+	g, _ = ref.EpsilonFor(1e-5)
+	if r["accountant"] != "rdp" || r["epsilon"] != g.Epsilon || r["steps"] != 102.0 {
+		t.Errorf("--accountant rdp --history: %v, want ε %v", r, g.Epsilon)
 	}
 }
