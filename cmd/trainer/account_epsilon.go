@@ -40,7 +40,13 @@ func checkAccountantFlags(sub string, f accountFlags) error {
 		if f.set["accountant"] {
 			// An RDP curve is no accountant's answer; an accountant that
 			// composes RDP curves is accepted as before.
-			if _, err := newAccountant(f); err != nil {
+			acc, err := newAccountant(f)
+			if err == nil {
+				if _, ok := acc.Accountant.(privacy.RDPComposer); !ok {
+					err = errors.New("it composes no RDP curves")
+				}
+			}
+			if err != nil {
 				return usagef("--accountant %s does not apply to `account rdp` (an RDP curve): %v", f.accountant, err)
 			}
 		}
