@@ -153,6 +153,9 @@ type epsilonJSON struct {
 	History           []historyEntry     `json:"history,omitempty"`
 	Proven            bool               `json:"proven"`
 	Unproven          []string           `json:"unproven,omitempty"`
+	// Method is "rdp" for a conversion of a composed RDP curve (as the
+	// RDP answer always said; --direct says its own method).
+	Method string `json:"method,omitempty"`
 }
 
 // epsilonMechanisms returns the compositions `account epsilon` accounts:
@@ -223,7 +226,7 @@ func accountEpsilon(f accountFlags) (accountOutput, error) {
 		Delta: num(g.Delta), Steps: g.Steps, Detail: g.Detail, Mechanism: spec, History: entries, Proven: g.Proven}
 	if g.Conversion != "" {
 		o := num(g.Order)
-		res.Order, res.Conversion = &o, g.Conversion
+		res.Order, res.Conversion, res.Method = &o, g.Conversion, "rdp"
 	}
 	if g.Interval > 0 {
 		h, opt := num(g.Interval), boundNum(g.Optimistic)
