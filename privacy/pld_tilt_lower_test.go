@@ -104,6 +104,13 @@ func TestTiltedOptimistic(t *testing.T) {
 		} else {
 			t.Logf("%s: optimistic %.6f certified %.6f", name, g.Optimistic, g.Epsilon)
 		}
+		// δ at the certified ε: the optimistic δ is below the certified one
+		// (and below the queried δ, which the certified ε meets).
+		if gd, err := a.DeltaFor(g.Epsilon); err != nil || !(gd.Optimistic <= gd.Delta) || !(gd.Delta <= c.delta*1.01) {
+			t.Errorf("%s: δ(ε = %v): optimistic %v, certified %v (%s), %v", name, g.Epsilon, gd.Optimistic, gd.Delta, gd.Detail, err)
+		} else {
+			t.Logf("%s: δ(%.6f): optimistic %.4g certified %.4g [%s]", name, g.Epsilon, gd.Optimistic, gd.Delta, gd.Detail[:min(10, len(gd.Detail))])
+		}
 		// An upper-only accountant reports no optimistic estimate and the
 		// same certified bound, bit for bit.
 		u, _ := NewPLDAccountant(0)
