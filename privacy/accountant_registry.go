@@ -123,15 +123,17 @@ func LoadAccountant(data []byte, cfg AccountantConfig) (Accountant, error) {
 	return def.Load(data, cfg)
 }
 
-// DefaultAccountant is the one rule that picks the accountant when none is
-// given: the PLD accountant where the mechanism has a proven privacy loss
-// distribution (HasPLD: certified and tighter in the usual regime), the RDP
-// accountant otherwise.
+// DefaultAccountant is the accountant ChooseAccountant picks for m under
+// the default configuration: the PLD accountant where the mechanism has a
+// proven privacy loss distribution that a PLD grid represents (HasPLD:
+// certified and tighter in the usual regime), the RDP accountant
+// otherwise.
 func DefaultAccountant(m Mechanism) string {
-	if m != nil && HasPLD(m) {
-		return KindPLD
+	if m == nil {
+		return KindRDP
 	}
-	return KindRDP
+	name, _ := ChooseAccountant(AccountantConfig{}, m)
+	return name
 }
 
 // CheckAccountant fails unless name is registered and can account m.

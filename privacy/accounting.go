@@ -133,6 +133,25 @@ func (r *RDPAccounting) DeltaFor(eps float64) (Guarantee, error) {
 	return r.guarantee(e), nil
 }
 
+// RDPComposer is the optional capability of an accountant that composes
+// Rényi DP curves on a grid of orders and converts them (the RDP
+// accountant): the options of AccountantConfig that configure an RDP
+// curve (Orders, Conversion, AllowUnproven) and the RDP subsampling bound
+// of a mechanism (PoissonSubsampled.Bound) apply to it, and its
+// Guarantee reports the order and conversion. Callers assert this
+// interface, never a concrete accountant type.
+type RDPComposer interface {
+	Accountant
+	// UnprovenBounds names, in order of first use, the bounds that gave a
+	// finite RDP value outside their proven conditions (only with
+	// AllowUnproven; then Guarantee.Proven is false).
+	UnprovenBounds() []string
+}
+
+// UnprovenBounds names the bounds of the composed curves used outside
+// their proven conditions.
+func (r *RDPAccounting) UnprovenBounds() []string { return r.Acc.unproven() }
+
 // BoundsUsed lists, for an accountant that composes RDP curves (the RDP
 // accountant), the distinct bound names of the composed curves over all
 // orders and those at the given order (Guarantee.Order); nil, nil for

@@ -103,7 +103,7 @@ func (a *PLDAccountant) tiltedComposed(delta, order float64) (*PLD, error) {
 	}
 	t := pldTilt{lambda: tiltFor(order), tauTop: pow10Floor(delta * tiltTailShare)}
 	tauBase := pow10Floor(delta * tiltTailShare / float64(n))
-	key := fmt.Sprintf("%s|%x|%x|%x", a.historyKey(), math.Float64bits(t.lambda), math.Float64bits(t.tauTop), math.Float64bits(tauBase))
+	key := fmt.Sprintf("%s|%x|%x|%x|%v", a.historyKey(), math.Float64bits(t.lambda), math.Float64bits(t.tauTop), math.Float64bits(tauBase), a.upperOnly)
 	if a.tilted != nil && a.tilted.key == key {
 		return a.tilted.pld, nil
 	}
@@ -121,14 +121,14 @@ func (a *PLDAccountant) tiltedComposed(delta, order float64) (*PLD, error) {
 			continue
 		}
 		sk, _ := specKey(c.spec)
-		bkey := fmt.Sprintf("%s|%x|%x|%x|%x", sk, math.Float64bits(a.interval), math.Float64bits(t.lambda), math.Float64bits(t.tauTop), math.Float64bits(tauBase))
+		bkey := fmt.Sprintf("%s|%x|%x|%x|%x|%v", sk, math.Float64bits(a.interval), math.Float64bits(t.lambda), math.Float64bits(t.tauTop), math.Float64bits(tauBase), a.upperOnly)
 		var base *PLD
 		if keep {
 			base = a.tiltBases[bkey]
 		}
 		if base == nil {
 			var err error
-			if base, err = newTiltedPLD(c.mech, a.interval, tauBase, t); err != nil {
+			if base, err = newTiltedPLD(c.mech, a.interval, tauBase, t, !a.upperOnly); err != nil {
 				return nil, fmt.Errorf("pld accountant: %w", err)
 			}
 			if keep {
@@ -249,7 +249,10 @@ func (a *PLDAccountant) tiltedEpsilon(delta, order float64) (PLDGuarantee, *PLD,
 }
 
 // tightenEpsilon returns g or, when the fast path's numerics dominate it,
-// the tilted path's answer if smaller.
+// the tilted path's answer if smaller. The optimistic estimate is then the
+// tilted path's in either case (pld_tilt_lower.go; NaN for an upper-only
+// accountant or when the tilted path fails): the fast path's subtracts a
+// round-off slack that swamps δ here.
 func (a *PLDAccountant) tightenEpsilon(p *PLD, g PLDGuarantee, delta float64) (PLDGuarantee, string, error) {
 	if !fastNeedsTiltEps(p, delta) {
 		return g, "", nil
@@ -258,12 +261,13 @@ func (a *PLDAccountant) tightenEpsilon(p *PLD, g PLDGuarantee, delta float64) (P
 	if err != nil {
 		// The tilted path could not compose (e.g. a tail it cannot cut
 		// at the scaled threshold): the fast answer stands (certified).
-		return g, "", nil
+		g.Optimistic = math.NaN()
+		return g, fmt.Sprintf("pld connect-the-dots upper bound at interval %g; worse direction %s; no optimistic estimate (the fast path's round-off dominates it; tilted path: %v)", g.Interval, g.Direction, err), nil
 	}
 	if tg.Epsilon < g.Epsilon {
-		tg.Optimistic = g.Optimistic
 		return tg, tiltDetail(tp, tg), nil
 	}
+	g.Optimistic = tg.Optimistic
 	return g, "", nil
 }
 
@@ -324,7 +328,6 @@ func (a *PLDAccountant) tightenDelta(p *PLD, g PLDGuarantee, eps float64) (PLDGu
 		}
 	}
 	if tg.Delta < g.Delta {
-		tg.Optimistic = g.Optimistic
 		return tg, tiltDetail(tp, tg), nil
 	}
 	return g, "", nil

@@ -100,11 +100,33 @@ func (p *PLD) Symmetric() bool { return p.dirs[0] == p.dirs[1] }
 
 func composeDir(a, b *pldDirection, h float64, t *pldTilt, parallel bool) (*pldDirection, error) {
 	if t != nil {
+		// The optimistic estimate (pld_tilt_lower.go), when both have one,
+		// concurrently with the upper one as below.
+		d := &pldDirection{}
+		var lerr error
+		var lwg sync.WaitGroup
+		lower := func() { d.lower, lerr = composeTiltedLower(a.lower, b.lower, h, *t) }
+		withLower := len(a.lower.p) > 0 && len(b.lower.p) > 0
+		if withLower && parallel {
+			lwg.Add(1)
+			go func() {
+				defer lwg.Done()
+				lower()
+			}()
+		}
 		u, err := composeTilted(a.upper, b.upper, h, *t)
+		lwg.Wait()
+		if withLower && !parallel && err == nil {
+			lower()
+		}
 		if err != nil {
 			return nil, err
 		}
-		return &pldDirection{upper: u}, nil
+		if lerr != nil {
+			return nil, lerr
+		}
+		d.upper = u
+		return d, nil
 	}
 	d := &pldDirection{}
 	var wg sync.WaitGroup

@@ -233,10 +233,11 @@ func (m *pmf) truncateTilted(h float64, t pldTilt) {
 	m.lo += lo
 }
 
-// withTilt returns an upper-only PLD of mechanism m on the tilted path:
+// newTiltedPLD returns the PLD of mechanism m on the tilted path:
 // discretized at interval h with its upper tail beyond mass tauBase moved
-// to +∞, composed with tilt t.
-func newTiltedPLD(m Mechanism, h, tauBase float64, t pldTilt) (*PLD, error) {
+// to +∞, composed with tilt t; with the optimistic estimate
+// (pld_tilt_lower.go) when optimistic, else upper only.
+func newTiltedPLD(m Mechanism, h, tauBase float64, t pldTilt, optimistic bool) (*PLD, error) {
 	pm, ok := m.(PLDMechanism)
 	if !ok {
 		return nil, fmt.Errorf("pld: mechanism %q has no proven privacy loss distribution", m.Spec().Kind)
@@ -251,11 +252,14 @@ func newTiltedPLD(m Mechanism, h, tauBase float64, t pldTilt) (*PLD, error) {
 			out.dirs[1] = out.dirs[0]
 			break
 		}
-		u, _, err := discretizeTau(lp, h, tauBase)
+		u, l, err := discretizeTau(lp, h, tauBase)
 		if err != nil {
 			return nil, fmt.Errorf("pld: %s %s direction: %w", m.Spec().Kind, directionNames[i], err)
 		}
 		out.dirs[i] = &pldDirection{upper: u}
+		if optimistic {
+			out.dirs[i].lower = l
+		}
 	}
 	return out, nil
 }

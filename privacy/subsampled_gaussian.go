@@ -23,6 +23,10 @@ import (
 //     e^{−30} and k > α (TF-Privacy/Opacus omit the k > α guard, which can
 //     stop the series too early for large α·q); it is not the absolute-value
 //     series of newer dp_accounting releases, which is looser.
+//   - When the fractional series cannot be evaluated (σ so small that its
+//     terms overflow), the unsubsampled Gaussian's α/(2σ²), an upper bound
+//     by the joint quasi-convexity of the Rényi divergence
+//     (boundSubsampledGaussianFallback).
 //   - q = 1 is the plain Gaussian α/(2σ²) ("gaussian-closed-form"); q = 0
 //     releases nothing about the data: ε(α) = 0 ("subsampled-gaussian-q0").
 //
@@ -70,9 +74,14 @@ func (m SubsampledGaussian) RDP(alpha float64) (RDPValue, error) {
 	} else {
 		logA, err = mtz19LogAFrac(m.Q, m.Sigma, alpha)
 		bound = "mtz19-fractional"
-		if err != nil {
-			return RDPValue{}, fmt.Errorf("subsampled gaussian mechanism (q=%v, σ=%v, α=%v): %w", m.Q, m.Sigma, alpha, err)
-		}
+	}
+	if err != nil || math.IsNaN(logA) {
+		// σ so small that the terms overflow (σ² underflows below
+		// ~1e-154: 0/0): subsampling never raises the Rényi divergence,
+		// which is jointly quasi-convex (van Erven & Harremoës 2014,
+		// Theorem 13), so the unsubsampled Gaussian's α/(2σ²) (possibly
+		// +Inf) bounds both directions.
+		return RDPValue{Epsilon: alpha / (2 * m.Sigma * m.Sigma), Bound: boundSubsampledGaussianFallback, Valid: true}, nil
 	}
 	return RDPValue{Epsilon: math.Max(0, logA/(alpha-1)), Bound: bound, Valid: true}, nil
 }
@@ -81,6 +90,10 @@ func (m SubsampledGaussian) RDP(alpha float64) (RDPValue, error) {
 func (m SubsampledGaussian) Spec() Spec {
 	return Spec{Kind: "subsampled-gaussian", Params: map[string]float64{"q": m.Q, "sigma": m.Sigma}}
 }
+
+// boundSubsampledGaussianFallback names the unsubsampled Gaussian bound
+// used when the MTZ19 fractional series cannot be evaluated.
+const boundSubsampledGaussianFallback = "gaussian-closed-form(subsampling ignored: quasi-convexity)"
 
 // mtz19LogAInt is log A_α for integer α ≥ 2 and 0 < q < 1 (MTZ19 §3.3),
 // summed in log space.
@@ -129,6 +142,9 @@ func mtz19LogAFrac(q, sigma, alpha float64) (float64, error) {
 		le1 := math.Log(0.5) + logErfc((z0-j)/rs)
 		ls0 := lt0 + (kf*kf-kf)/(2*s2) + le0
 		ls1 := lt1 + (j*j-j)/(2*s2) + le1
+		if math.IsNaN(ls0) || math.IsNaN(ls1) {
+			return 0, fmt.Errorf("mtz19 fractional series: term %d is NaN (σ = %v too small for float64)", k, sigma)
+		}
 		if sign > 0 {
 			pos = logAddExp(pos, logAddExp(ls0, ls1))
 		} else {

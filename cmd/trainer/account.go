@@ -12,7 +12,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/privtrain/privtrain/privacy"
-	"github.com/privtrain/privtrain/runner"
 )
 
 // accountUsage is the one-screen help of `trainer account`.
@@ -23,12 +22,14 @@ const accountUsage = `usage: trainer account rdp|epsilon|sigma [flags]
            [--conversion mironov|bbg] [--orders LIST]; --mech ptr --direct: Theorem 4.2 + strong composition
   sigma    noise multiplier of DP-SGD:  --target-epsilon E --delta D --q Q --steps T [--conversion C] [--orders LIST]
 
---accountant pld|rdp (epsilon, sigma) selects the accountant; the default is pld wherever the
-mechanism has a proven privacy loss distribution (gaussian with --q, laplace, ptr, sigma, --history) and no
-RDP option (--orders, --conversion, --direct, --bound, --allow-unproven) is given, else rdp; every output
-names its accountant. pld: a privacy loss distribution (certified upper bound "epsilon", plus
-"epsilon_optimistic" and the "interval"):
-  epsilon --accountant pld --mech gaussian --sigma S --q Q --steps N --delta D   (--q 1: no subsampling)
+--accountant NAME (epsilon, sigma) selects the accountant: pld, rdp or any registered one. The default
+is the project's one rule (privacy.ChooseAccountant): rdp when an RDP option is given (--orders,
+--conversion, --bound, --allow-unproven, --direct), else pld when every mechanism has a proven privacy
+loss distribution whose losses the grid represents (gaussian, laplace, ptr, with or without --q), else
+rdp; every output names its accountant and, for the default, why ("accountant_reason"). pld: a
+privacy loss distribution (certified upper bound "epsilon", plus "epsilon_optimistic" from the
+optimistic discretization, a lower estimate, and the "interval"):
+  epsilon --accountant pld --mech gaussian --sigma S [--q Q] --steps N --delta D   (no --q: no subsampling)
   epsilon --accountant pld --mech laplace --b B [--q Q] --steps N --delta D      (sensitivity 1)
   epsilon --accountant pld --mech ptr --sigma1 S --tau T --b B --delta0 D0 [--q Q] --steps N --delta D
           (PTR's envelope pair, docs/ptr-pld.md; no white-box conditions)
@@ -76,7 +77,6 @@ func runAccount(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	if err == nil {
-		f.accountant = defaultAccountant(sub, f)
 		err = checkAccountantFlags(sub, f)
 	}
 	if err != nil {
@@ -364,75 +364,7 @@ func (b boundNum) MarshalJSON() ([]byte, error) {
 
 // noFiniteEpsilon is the epsilon_reason of a null ε.
 func noFiniteEpsilon(delta float64, what string) string {
-	return fmt.Sprintf("no finite ε: %s stays above δ = %g for every ε", what, delta)
-}
-
-type epsilonJSON struct {
-	// Epsilon is null when no finite bound exists (EpsilonReason says why).
-	Epsilon       boundNum           `json:"epsilon"`
-	EpsilonReason string             `json:"epsilon_reason,omitempty"`
-	Delta         num                `json:"delta"`
-	Order         num                `json:"order"`
-	Conversion    privacy.Conversion `json:"conversion,omitempty"`
-	Steps         int                `json:"steps"`
-	Mechanism     privacy.Spec       `json:"mechanism"`
-	Proven        bool               `json:"proven"`
-	Unproven      []string           `json:"unproven,omitempty"`
-	// Direct analysis (--direct) only.
-	Method     string `json:"method,omitempty"`
-	StepEps    *num   `json:"step_epsilon,omitempty"`
-	StepDelta  *num   `json:"step_delta,omitempty"`
-	DeltaSlack *num   `json:"delta_slack,omitempty"`
-	Bound      string `json:"bound,omitempty"`
-}
-
-// rdpCurve reports whether the command analyses the RDP curve itself (the
-// rdp accountant: orders, conversion, bounds, direct analysis); every other
-// accountant answers through privacy.Accountant (accountEpsilonWith).
-func rdpCurve(f accountFlags) bool { return f.accountant == privacy.KindRDP }
-
-func accountEpsilon(f accountFlags) (accountOutput, error) {
-	if !rdpCurve(f) {
-		return accountEpsilonWith(f)
-	}
-	if err := checkSteps(f); err != nil {
-		return accountOutput{}, err
-	}
-	if err := checkDelta(f); err != nil {
-		return accountOutput{}, err
-	}
-	if f.direct {
-		return accountDirect(f)
-	}
-	conv, err := parseConversion(f)
-	if err != nil {
-		return accountOutput{}, err
-	}
-	m, err := buildMechanism(f)
-	if err != nil {
-		return accountOutput{}, err
-	}
-	orders, err := parseOrders(f)
-	if err != nil {
-		return accountOutput{}, err
-	}
-	acc, err := privacy.NewRDPAccountantWithOptions(orders, privacy.AccountantOptions{AllowUnproven: f.allowUnproven})
-	if err != nil {
-		return accountOutput{}, usageError{err}
-	}
-	if err := acc.Compose(m, f.steps); err != nil {
-		return accountOutput{}, err
-	}
-	r, err := acc.Epsilon(f.delta, conv)
-	if err != nil {
-		return accountOutput{}, err
-	}
-	res := epsilonJSON{Epsilon: boundNum(r.Epsilon), Delta: num(r.Delta), Order: num(r.Order), Conversion: conv,
-		Steps: r.Steps, Mechanism: m.Spec(), Proven: r.Proven, Unproven: r.Unproven, Method: "rdp"}
-	if !(r.Epsilon < math.Inf(1)) {
-		res.EpsilonReason = noFiniteEpsilon(f.delta, fmt.Sprintf("the %s conversion of the composed RDP curve at every order", conv))
-	}
-	return accountOutput{json: res, table: epsilonTable(res)}, nil
+	return fmt.Sprintf("no finite ε: %s stays above δ = %g for every finite float64 ε", what, delta)
 }
 
 // directSplits is the number of ways accountDirect tries to split δ between
@@ -445,6 +377,9 @@ const directSplits = 99
 // δ = 1 − (1−δ0−δ_s)^T (1−δ') is set to --delta; the split between δ_s and δ'
 // is chosen on a grid of 99 fractions to minimize ε.
 func accountDirect(f accountFlags) (accountOutput, error) {
+	if err := checkSteps(f); err != nil {
+		return accountOutput{}, err
+	}
 	if f.mech != "ptr" {
 		return accountOutput{}, usagef("--direct applies to --mech ptr only")
 	}
@@ -461,7 +396,7 @@ func accountDirect(f accountFlags) (accountOutput, error) {
 	if T*math.Log1p(-f.delta0) <= logKeep {
 		return accountOutput{}, fmt.Errorf("direct analysis impossible: %d steps with δ0 = %v already exceed δ = %v", f.steps, f.delta0, f.delta)
 	}
-	best := epsilonJSON{Epsilon: boundNum(math.Inf(1))}
+	best := directJSON{Epsilon: boundNum(math.Inf(1))}
 	var lastErr error
 	for i := 1; i <= directSplits; i++ {
 		frac := float64(i) / (directSplits + 1)
@@ -485,7 +420,7 @@ func accountDirect(f accountFlags) (accountOutput, error) {
 		}
 		if epsT < float64(best.Epsilon) && dT <= f.delta*(1+1e-9) {
 			e1, ds, sl := num(eps1), num(deltaStep), num(slack)
-			best = epsilonJSON{Epsilon: boundNum(epsT), Delta: num(dT), Order: num(0), Steps: f.steps, Mechanism: m.Spec(),
+			best = directJSON{Epsilon: boundNum(epsT), Delta: num(dT), Order: num(0), Steps: f.steps, Mechanism: m.Spec(),
 				Proven: true, Method: "ptr-thm4.2+strong-composition", StepEps: &e1, StepDelta: &ds, DeltaSlack: &sl, Bound: bound}
 		}
 	}
@@ -495,88 +430,33 @@ func accountDirect(f accountFlags) (accountOutput, error) {
 		}
 		return accountOutput{}, fmt.Errorf("direct analysis: no valid split of δ = %v", f.delta)
 	}
-	return accountOutput{json: best, table: epsilonTable(best)}, nil
+	return accountOutput{json: best, table: directTable(best)}, nil
 }
 
-func epsilonTable(r epsilonJSON) func(io.Writer) {
+// directJSON is the result of the direct analysis (--direct).
+type directJSON struct {
+	Epsilon    boundNum     `json:"epsilon"`
+	Delta      num          `json:"delta"`
+	Order      num          `json:"order"`
+	Steps      int          `json:"steps"`
+	Mechanism  privacy.Spec `json:"mechanism"`
+	Proven     bool         `json:"proven"`
+	Method     string       `json:"method"`
+	StepEps    *num         `json:"step_epsilon"`
+	StepDelta  *num         `json:"step_delta"`
+	DeltaSlack *num         `json:"delta_slack"`
+	Bound      string       `json:"bound"`
+}
+
+func directTable(r directJSON) func(io.Writer) {
 	return func(w io.Writer) {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintf(tw, "mechanism:\t%s\n", specString(r.Mechanism))
 		fmt.Fprintf(tw, "steps:\t%d\n", r.Steps)
 		fmt.Fprintf(tw, "epsilon:\t%.6g\n", float64(r.Epsilon))
 		fmt.Fprintf(tw, "delta:\t%.6g\n", float64(r.Delta))
-		if r.Method == "rdp" {
-			fmt.Fprintf(tw, "order:\t%g\n", float64(r.Order))
-			fmt.Fprintf(tw, "conversion:\t%s\n", r.Conversion)
-		} else {
-			fmt.Fprintf(tw, "method:\t%s (%s)\n", r.Method, r.Bound)
-			fmt.Fprintf(tw, "per step:\tε=%.6g δ0+δ=%.3g, slack δ'=%.3g\n", float64(*r.StepEps), float64(*r.StepDelta), float64(*r.DeltaSlack))
-		}
-		if !r.Proven {
-			fmt.Fprintf(tw, "WARNING:\tunproven bounds used: %s\n", strings.Join(r.Unproven, ", "))
-		}
+		fmt.Fprintf(tw, "method:\t%s (%s)\n", r.Method, r.Bound)
+		fmt.Fprintf(tw, "per step:\tε=%.6g δ0+δ=%.3g, slack δ'=%.3g\n", float64(*r.StepEps), float64(*r.StepDelta), float64(*r.DeltaSlack))
 		tw.Flush()
 	}
-}
-
-type sigmaJSON struct {
-	Sigma      num                `json:"sigma"`
-	Epsilon    num                `json:"epsilon"` // ε actually reached at sigma
-	Target     num                `json:"target_epsilon"`
-	Delta      num                `json:"delta"`
-	Q          num                `json:"q"`
-	Steps      int                `json:"steps"`
-	Conversion privacy.Conversion `json:"conversion"`
-	Tolerance  num                `json:"tolerance"`
-}
-
-func accountSigma(f accountFlags) (accountOutput, error) {
-	if err := need(f, "sigma", "target-epsilon", "q"); err != nil {
-		return accountOutput{}, err
-	}
-	if err := checkSteps(f); err != nil {
-		return accountOutput{}, err
-	}
-	if err := checkDelta(f); err != nil {
-		return accountOutput{}, err
-	}
-	if !(f.q > 0 && f.q <= 1) {
-		return accountOutput{}, usagef("--q must be in (0, 1], got %v", f.q)
-	}
-	if !(f.target > 0 && f.target <= runner.MaxTargetEpsilon) {
-		return accountOutput{}, usagef("--target-epsilon must be in (0, %v], got %v", runner.MaxTargetEpsilon, f.target)
-	}
-	if !rdpCurve(f) {
-		return accountSigmaWith(f)
-	}
-	conv, err := parseConversion(f)
-	if err != nil {
-		return accountOutput{}, err
-	}
-	orders, err := parseOrders(f)
-	if err != nil {
-		return accountOutput{}, err
-	}
-	sigma, err := privacy.CalibrateSigma(privacy.CalibrationRequest{TargetEpsilon: f.target, Delta: f.delta, Q: f.q,
-		Steps: f.steps, Orders: orders, Conversion: conv, Accountant: f.accountant})
-	if err != nil {
-		return accountOutput{}, err
-	}
-	acc, err := privacy.NewRDPAccountant(orders)
-	if err != nil {
-		return accountOutput{}, err
-	}
-	if err := acc.Compose(privacy.SubsampledGaussian{Q: f.q, Sigma: sigma}, f.steps); err != nil {
-		return accountOutput{}, err
-	}
-	r, err := acc.Epsilon(f.delta, conv)
-	if err != nil {
-		return accountOutput{}, err
-	}
-	res := sigmaJSON{Sigma: num(sigma), Epsilon: num(r.Epsilon), Target: num(f.target), Delta: num(f.delta), Q: num(f.q),
-		Steps: f.steps, Conversion: conv, Tolerance: num(privacy.CalibrationTolerance)}
-	return accountOutput{json: res, table: func(w io.Writer) {
-		fmt.Fprintf(w, "sigma: %.6f (ε = %.6g ≤ %g at δ = %g, q = %g, %d steps, %s; tolerance %g)\n",
-			sigma, r.Epsilon, f.target, f.delta, f.q, f.steps, conv, privacy.CalibrationTolerance)
-	}}, nil
 }

@@ -158,7 +158,17 @@ func TestAccountTable(t *testing.T) {
 	if code := runAccount([]string{"epsilon", "--mech", "gaussian", "--sigma", "1", "--steps", "10", "--delta", "1e-5"}, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
-	if s := out.String(); !strings.Contains(s, "epsilon:") || !strings.Contains(s, "order:") {
+	// The unsubsampled Gaussian has a PLD: the default rule picks it and
+	// the table says so (the RDP accountant's order and conversion appear
+	// with --accountant rdp).
+	if s := out.String(); !strings.Contains(s, "epsilon:") || !strings.Contains(s, "accountant:  pld (interval 0.0001); default: gaussian has a proven privacy loss distribution") {
+		t.Errorf("table: %q", s)
+	}
+	out.Reset()
+	if code := runAccount([]string{"epsilon", "--accountant", "rdp", "--mech", "gaussian", "--sigma", "1", "--steps", "10", "--delta", "1e-5"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if s := out.String(); !strings.Contains(s, "accountant:  rdp\n") || !strings.Contains(s, "order:") || !strings.Contains(s, "conversion:  bbg") {
 		t.Errorf("table: %q", s)
 	}
 }
@@ -182,6 +192,9 @@ func TestAccountBadArguments(t *testing.T) {
 		append([]string{"rdp", "--orders", "0.5"}, g...),
 		append([]string{"rdp", "--orders", "2,x"}, g...),
 		append([]string{"rdp", "--sigmaa", "1"}, g...),
+		append([]string{"rdp", "--accountant", "pld"}, g...),
+		append([]string{"rdp", "--accountant", "rdp", "--interval", "0.1"}, g...),
+		append([]string{"epsilon", "--accountant", "pld", "--steps", "10", "--delta", "1e-5", "--orders", "2,3"}, g...),
 		append([]string{"epsilon", "--delta", "1e-5"}, g...),
 		append([]string{"epsilon", "--steps", "10"}, g...),
 		append([]string{"epsilon", "--steps", "10", "--delta", "0"}, g...),

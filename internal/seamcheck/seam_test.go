@@ -158,13 +158,11 @@ func scan(t *testing.T, root string) []string {
 	return out
 }
 
-// allowed are the sites that remain, each with its reason. The account
-// command's RDP-curve analysis (orders, conversion, bound selection, direct
-// PTR analysis) is a tool of the RDP accountant, not a dispatch: every other
-// accountant, registered or built in, answers through privacy.Accountant.
-var allowed = []string{
-	"cmd/trainer/account.go: comparison with an accountant kind", // rdpCurve
-}
+// allowed are the sites that remain, each with its reason: none. (The
+// account command's RDP options reach the RDP accountant through
+// privacy.AccountantConfig and the privacy.RDPComposer capability; its
+// default is privacy.ChooseAccountant.)
+var allowed []string
 
 // TestNoAccountantBranches fails when code outside privacy/ branches on the
 // accountant kind or asserts a concrete accountant type (SEAM_ROOT
