@@ -142,9 +142,10 @@ func withSpend(t *testing.T, data []byte, k int, f float64) []byte {
 }
 
 // TestLedgerSpendTolerance: a PLD ledger whose recorded spend differs from
-// the recomputed certified one by a relative 1e-5 (below SpendTolerance)
-// loads and holds the larger of the two, in both directions; 1% or 2e-4 off
-// (tampering, corruption) is refused with an error naming the spends. A
+// the recomputed certified one by a relative 1e-5 or 5e-4 (below
+// SpendTolerance = 1e-3) loads and holds the larger of the two, in both
+// directions; 2e-3 or 1% off (tampering, corruption) is refused with an
+// error naming the spends. A
 // class whose adopted spend exceeds its budget is retired, Check accepts
 // it, and the Guarantee states the excess.
 func TestLedgerSpendTolerance(t *testing.T) {
@@ -172,7 +173,9 @@ func TestLedgerSpendTolerance(t *testing.T) {
 	}{
 		{"recorded 1e-5 below", 1 - 1e-5, true, 0},
 		{"recorded 1e-5 above", 1 + 1e-5, true, 0.9999998382531325 * (1 + 1e-5)},
-		{"recorded 2e-4 above", 1 + 2e-4, false, 0},
+		{"recorded 5e-4 above", 1 + 5e-4, true, 0.9999998382531325 * (1 + 5e-4)},
+		{"recorded 2e-3 above", 1 + 2e-3, false, 0},
+		{"recorded 2e-3 below", 1 - 2e-3, false, 0},
 		{"recorded 1% above", 1.01, false, 0},
 		{"recorded 1% below", 0.99, false, 0},
 	} {
@@ -229,12 +232,13 @@ func TestLedgerSpendTolerance(t *testing.T) {
 		})
 	}
 
-	// Class 0 (budget 1) re-certified above its budget: recorded just
-	// below 1, the accountant's spend moved up by the budget's 2e-5 share.
+	// A class re-certified above its budget.
 	t.Run("above budget", func(t *testing.T) {
+		// A recorded spend above the budget (class 0: budget 1, retired)
+		// that the accountant does not confirm is an overspend.
 		var l Ledger
-		if err := json.Unmarshal(withSpend(t, data, 0, 1/(1-2e-5)), &l); err == nil {
-			t.Fatal("loaded a spend above the budget as recorded")
+		if err := json.Unmarshal(withSpend(t, data, 0, 1/(1-2e-5)), &l); err == nil || !strings.Contains(err.Error(), "OVERSPEND") {
+			t.Fatalf("loaded a spend above the budget the accountant does not confirm (err %v)", err)
 		}
 		// Shift the budget instead: budget ε = certified·(1 − 1e-6), the
 		// recorded spend below it.
