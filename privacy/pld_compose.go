@@ -29,17 +29,26 @@ func norms(a []float64) (l1, l2 float64) {
 }
 
 // convolve returns a∗b (length len(a)+len(b)−1) with negative round-off
-// clipped to 0, and a bound on the ℓ1 error.
+// clipped to 0, and a bound on the ℓ1 error: the round-off the fast path
+// charges to δ (s of pld.go) for every convolution of an ordinary query.
 //
 // Small products are convolved directly (exact products, summation error
 // only: each c_k is a sum of ≤ min(len) products, Higham 2002 Lemma 3.1,
-// so ‖ĉ − c‖₁ ≤ γ_m‖a‖₁‖b‖₁). Larger ones use certConvolve (pld_fft.go:
-// the radix-2 FFT of Higham 2002 Thm 24.2 padded to a power of two, its
-// bound E holding for ‖ĉ − c‖₂ over the m = len(a)+len(b)−1 entries), so
-// ‖ĉ − c‖₁ ≤ √m·E (Cauchy–Schwarz). Clipping a negative entry to 0 moves
-// it towards the true, non-negative value, so the bound still holds. Every
-// ordinary (fast-path)
-// query therefore charges a proven round-off bound, like the tilted path.
+// so ‖ĉ − c‖₁ ≤ γ_m‖a‖₁‖b‖₁, plus 2⁻¹⁰⁷⁴ per product that underflows).
+// Larger ones use certConvolve (pld_fft.go): the radix-2 Cooley–Tukey FFT
+// of Higham 2002, "Accuracy and Stability of Numerical Algorithms",
+// Thm 24.2, at the next power of two n = 2^L, with twiddle error μ = 5u
+// (fftTwiddleErr), η = μ + γ₄(√2 + μ) per stage and ρ = Lη/(1 − Lη); its
+// bound E holds for ‖ĉ − c‖₂ over the m = len(a)+len(b)−1 entries, so
+// ‖ĉ − c‖₁ ≤ √m·E (Cauchy–Schwarz), inflated by 1e-9 relative for the
+// rounding of √m·E. Clipping a negative entry to 0 moves it towards the
+// true, non-negative value, so the bound still holds. Validity, checked at
+// run time by certConvolve: Lη < 1 (fftRel; every n ≤ 2^60) and ‖a‖₂,
+// ‖b‖₂ ∈ [2⁻³⁰⁰, 2³⁰⁰], ‖a‖₁, ‖b‖₁ ≤ 2³⁰⁰ (no PLD gets outside: its masses
+// sum to about 1 over at most a few million points). Outside them the
+// bound is +Inf, so δ becomes +Inf — never a bound below the truth. No
+// other FFT (gonum's mixed-radix one, whose radix-3/4/5 passes Thm 24.2
+// does not cover, was used here before) enters a reported ε.
 func convolve(a, b []float64) ([]float64, float64) {
 	n := len(a) + len(b) - 1
 	if len(a)*len(b) <= directConvMax {
@@ -52,9 +61,7 @@ func convolve(a, b []float64) ([]float64, float64) {
 	}
 	c, e2, err := certConvolve(a, b)
 	if err != nil {
-		// Norms outside certConvolve's range (no PLD gets there: its masses
-		// sum to about 1 over at most a few million points): no finite
-		// bound, so δ becomes +Inf — never a bound below the truth.
+		// Outside Thm 24.2's checked conditions: no finite bound.
 		return make([]float64, n), math.Inf(1)
 	}
 	for i, v := range c {

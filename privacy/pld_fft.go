@@ -6,8 +6,10 @@ import (
 	"math/bits"
 )
 
-// A radix-2 FFT whose round-off has a proven bound, for the certified
-// (pointwise) convolutions of the tilted PLD path (pld_tilt.go).
+// A radix-2 FFT whose round-off has a proven bound: every PLD convolution
+// larger than directConvMax goes through certConvolve, on the fast path
+// (convolve, pld_compose.go: ℓ1 charge √m·E to δ) and on the tilted path
+// (pld_tilt.go: per-entry bound E). No other FFT produces a reported ε.
 //
 // Source: Higham 2002, "Accuracy and Stability of Numerical Algorithms",
 // 2nd ed., §24.1, Theorem 24.2: the unnormalized DFT y = F x of length
