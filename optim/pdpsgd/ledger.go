@@ -33,6 +33,10 @@ type Ledger struct {
 	class       []int // example → class
 	classes     []*class
 	rounds      []Round
+	// recertified is set when loading found a class whose recorded spend
+	// differs from its accountant's (within SpendTolerance; see
+	// adoptRecomputed).
+	recertified bool
 	// memo caches after's PLD results until the next Charge: planning
 	// checks the caps (fits) with the same compositions that Charge then
 	// records, each costing a full PLD composition of the class history.
@@ -726,6 +730,7 @@ func (l *Ledger) adoptRecomputed() error {
 			return fmt.Errorf("ledger: %w", err)
 		}
 		c.order = res.Order
+		l.recertified = l.recertified || res.Epsilon != c.spent
 		if !(res.Epsilon > c.spent) {
 			continue
 		}
@@ -740,6 +745,14 @@ func (l *Ledger) adoptRecomputed() error {
 	}
 	return nil
 }
+
+// Recertified reports whether the ledger, when loaded, held a recorded
+// spend that its accountant now certifies differently (by at most
+// SpendTolerance relative; the ledger holds the larger). Such a ledger was
+// written with an earlier accountant version (a PLD ledger before the
+// proven FFT round-off charge): its next round may be planned differently
+// than that version planned it.
+func (l *Ledger) Recertified() bool { return l.recertified }
 
 // epsilon recomputes the class's ε at its δ from its accountant.
 func (c *class) epsilon() (privacy.Guarantee, error) {

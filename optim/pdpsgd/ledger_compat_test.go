@@ -68,6 +68,9 @@ func TestLoadMainLedgers(t *testing.T) {
 				t.Errorf("%s: class %d: loaded spend %v, want max(recorded %v, recomputed) = %v", name, k, c.spent, recorded.Classes[k].Spent, want)
 			}
 		}
+		if got := l.Recertified(); got != (name == "pld") {
+			t.Errorf("%s: Recertified() = %v", name, got)
+		}
 		r, err := l.Plan(PlanRequest{Q: 0.2, Steps: 20, MinThreshold: true, Loss: Loss{W1: 1, W2: 1}})
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
@@ -118,6 +121,9 @@ func TestLoadMainLedgers(t *testing.T) {
 			if back.Spent(i) != l.Spent(i) || back.Retired(i) != l.Retired(i) || back.Accounting() != l.Accounting() {
 				t.Errorf("%s: example %d reloaded spent %v (%s), want %v (%s)", name, i, back.Spent(i), back.Accounting(), l.Spent(i), l.Accounting())
 			}
+		}
+		if back.Recertified() {
+			t.Errorf("%s: the ledger written here is re-certified on reload", name)
 		}
 	}
 }
