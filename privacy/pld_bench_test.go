@@ -52,6 +52,8 @@ func BenchmarkPLD1000Distinct(b *testing.B) {
 func BenchmarkPLDPDPPlan20(b *testing.B) {
 	b.ReportAllocs()
 	var worst float64
+	t0 := cpuTime()
+	defer func() { b.ReportMetric(float64(cpuTime()-t0)/float64(b.N), "cpu-ns/op") }()
 	for i := 0; i < b.N; i++ {
 		worst = 0
 		for k := 1; k <= 20; k++ {
