@@ -630,11 +630,12 @@ func (l *Ledger) Charge(r Round) error {
 // slightly different ε. The PLD accountant's fast path moved from gonum's
 // mixed-radix FFT, charged with a round-off constant proven only for
 // radix 2, onto the proven radix-2 FFT (docs/pld-evidence.md §9), which
-// raised its ε by 1e-7 to 5e-5 relative over 100 to 21,353 steps (growing
-// with the steps; 4.9e-9 for testdata/main-ledger-pld.json, 2.999433 →
-// 2.999524 for 21,353 DP-SGD steps at σ 1.1, q 0.004266). 1e-3 covers
-// histories of 10⁵ steps and more; a spend 1% off (tampering, corruption,
-// another accountant or history) is refused. The width does not weaken a
+// raised its ε by 5e-8 to 1.4e-4 relative on a grid of 100 to 21,353
+// steps at δ 1e-5 to 1e-9 (growing with the steps and as δ falls; 4.9e-9
+// for testdata/main-ledger-pld.json, 2.999433 → 2.999524 for 21,353 DP-SGD
+// steps at σ 1.1, q 0.004266, δ 1e-5). 1e-3 leaves room for longer
+// histories; a spend 1% off (tampering, corruption, another accountant or
+// history) is refused. The width does not weaken a
 // guarantee: loading adopts the larger of the two spends
 // (adoptRecomputed), so a recorded spend can only raise what the ledger
 // counts as spent, never lower it below the certified one.
