@@ -631,7 +631,7 @@ func (l *Ledger) Charge(r Round) error {
 // mixed-radix FFT, charged with a round-off constant proven only for
 // radix 2, onto the proven radix-2 FFT (docs/pld-evidence.md §9), which
 // raised its ε by 5e-8 to 1.4e-4 relative on a grid of 100 to 21,353
-// steps at δ 1e-5 to 1e-9 (growing with the steps and as δ falls; 4.9e-9
+// steps at δ 1e-5 and 1e-7 (growing with the steps and as δ falls; 4.9e-9
 // for testdata/main-ledger-pld.json, 2.999433 → 2.999524 for 21,353 DP-SGD
 // steps at σ 1.1, q 0.004266, δ 1e-5). 1e-3 leaves room for longer
 // histories; a spend 1% off (tampering, corruption, another accountant or
