@@ -63,7 +63,8 @@ import (
 // The upper estimate's own error is much smaller (docs/pld-evidence.md).
 //
 // Floating point: FFT convolution errors are charged to s through an a-priori
-// bound (see fftErrorBound); the evaluation of Φ, erfc, exp and log is
+// bound (see convolve and certConvolve: radix-2 FFT, Higham Thm 24.2); the
+// evaluation of Φ, erfc, exp and log is
 // assumed accurate to pldRelErr relative, which is a few thousand times
 // their documented accuracy.
 

@@ -327,7 +327,7 @@ func (a *PLDAccountant) Composed() (*PLD, error) {
 
 func (a *PLDAccountant) guarantee(g PLDGuarantee, detail string) Guarantee {
 	if detail == "" {
-		detail = "pld connect-the-dots upper bound; worse direction " + g.Direction
+		detail = "pld connect-the-dots upper bound (radix-2 FFT round-off bound, Higham Thm 24.2); worse direction " + g.Direction
 		if g.Interval != a.interval {
 			detail += fmt.Sprintf(" (grid coarsened to interval %g)", g.Interval)
 		}

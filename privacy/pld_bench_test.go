@@ -3,10 +3,13 @@ package privacy
 import "testing"
 
 // benchEpsilon composes the history through a PLD accountant and queries
-// ε at δ, reporting it.
+// ε at δ, reporting it and the process's CPU time per op (less sensitive
+// to a loaded machine than wall time).
 func benchEpsilon(b *testing.B, delta float64, compose func(a *PLDAccountant) error) {
 	b.ReportAllocs()
 	var eps float64
+	t0 := cpuTime()
+	defer func() { b.ReportMetric(float64(cpuTime()-t0)/float64(b.N), "cpu-ns/op") }()
 	for i := 0; i < b.N; i++ {
 		a, _ := NewPLDAccountant(0)
 		if err := compose(a); err != nil {
@@ -49,6 +52,8 @@ func BenchmarkPLD1000Distinct(b *testing.B) {
 func BenchmarkPLDPDPPlan20(b *testing.B) {
 	b.ReportAllocs()
 	var worst float64
+	t0 := cpuTime()
+	defer func() { b.ReportMetric(float64(cpuTime()-t0)/float64(b.N), "cpu-ns/op") }()
 	for i := 0; i < b.N; i++ {
 		worst = 0
 		for k := 1; k <= 20; k++ {

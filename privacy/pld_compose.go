@@ -1,10 +1,6 @@
 package privacy
 
-import (
-	"math"
-
-	"gonum.org/v1/gonum/dsp/fourier"
-)
+import "math"
 
 // unitRoundoff is the unit roundoff u = 2^−53 of float64.
 const unitRoundoff = 1.0 / (1 << 53)
@@ -13,114 +9,67 @@ const unitRoundoff = 1.0 / (1 << 53)
 // products, summation error only) instead of by FFT.
 const directConvMax = 1 << 16
 
-// norms returns the ℓ1 and ℓ2 norms of a.
+// norms returns the ℓ1 and ℓ2 norms of a. The ℓ2 sum is scaled by the
+// largest |a_i|, so tiny or huge entries neither underflow nor overflow
+// (each norm is then within γ_len relative of the exact one).
 func norms(a []float64) (l1, l2 float64) {
+	var mx float64
 	for _, v := range a {
 		l1 += math.Abs(v)
-		l2 += v * v
+		mx = math.Max(mx, math.Abs(v))
 	}
-	return l1, math.Sqrt(l2)
-}
-
-// fftErrorBound is an a-priori bound on ‖ĉ − a∗b‖₁ for the FFT convolution
-// of length n. With γ = 8u per radix stage (Higham 2002, "Accuracy and
-// Stability of Numerical Algorithms", §24.1, Theorem 24.2: the computed FFT
-// of x has ℓ2 error ≤ γ·log2(n)·‖x‖₂ relative to the unitary transform),
-// the errors of the two forward transforms, of the products (each bounded
-// through ‖â‖_∞ ≤ ‖a‖₁/√n) and of the inverse transform add up to
-// ‖ĉ − c‖₂ ≤ 3γ·log2(n)·max(‖a‖₂‖b‖₁, ‖a‖₁‖b‖₂), and ‖·‖₁ ≤ √n‖·‖₂; the
-// final scaling adds 2u‖a‖₁‖b‖₁.
-func fftErrorBound(n int, a, b []float64) float64 {
-	a1, a2 := norms(a)
-	b1, b2 := norms(b)
-	lg := math.Ceil(math.Log2(float64(n)))
-	return 3*8*unitRoundoff*lg*math.Sqrt(float64(n))*math.Max(a2*b1, a1*b2) + 2*unitRoundoff*a1*b1
-}
-
-// fastLen returns the smallest 2^i·3^j·5^k ≥ n (lengths gonum's FFT handles
-// with radix 2, 3, 4 and 5 passes).
-func fastLen(n int) int {
-	if n <= 1 {
-		return 1
+	if mx == 0 || math.IsInf(mx, 0) {
+		return l1, mx
 	}
-	best := math.MaxInt
-	for p5 := 1; p5 < 2*n; p5 *= 5 {
-		for p3 := p5; p3 < 2*n; p3 *= 3 {
-			v := p3
-			for v < n {
-				v *= 2
-			}
-			if v < best && fftpackFactors(v) <= fftpackMaxFactors {
-				best = v
-			}
-		}
+	for _, v := range a {
+		r := v / mx
+		l2 += r * r
 	}
-	return best
-}
-
-// fftpackMaxFactors is how many prime-power factors gonum's fftpack can
-// hold (its work array keeps 13; a length with more panics inside
-// Rffti).
-const fftpackMaxFactors = 13
-
-// fftpackFactors counts the factors fftpack splits v (a product of 2, 3
-// and 5) into: fours first, then a two, threes and fives.
-func fftpackFactors(v int) int {
-	f, twos := 0, 0
-	for v%2 == 0 {
-		v /= 2
-		twos++
-	}
-	f += twos/2 + twos%2
-	for _, p := range []int{3, 5} {
-		for v%p == 0 {
-			v /= p
-			f++
-		}
-	}
-	return f
+	return l1, mx * math.Sqrt(l2)
 }
 
 // convolve returns a∗b (length len(a)+len(b)−1) with negative round-off
-// clipped to 0, and a bound on the ℓ1 error.
+// clipped to 0, and a bound on the ℓ1 error: the round-off the fast path
+// charges to δ (s of pld.go) for every convolution of an ordinary query.
+//
+// Small products are convolved directly (exact products, summation error
+// only: each c_k is a sum of ≤ min(len) products, Higham 2002 Lemma 3.1,
+// so ‖ĉ − c‖₁ ≤ γ_m‖a‖₁‖b‖₁, plus 2⁻¹⁰⁷⁴ per product that underflows).
+// Larger ones use certConvolve (pld_fft.go): the radix-2 Cooley–Tukey FFT
+// of Higham 2002, "Accuracy and Stability of Numerical Algorithms",
+// Thm 24.2, at the next power of two n = 2^L, with twiddle error μ = 5u
+// (fftTwiddleErr), η = μ + γ₄(√2 + μ) per stage and ρ = Lη/(1 − Lη); its
+// bound E holds for ‖ĉ − c‖₂ over the m = len(a)+len(b)−1 entries, so
+// ‖ĉ − c‖₁ ≤ √m·E (Cauchy–Schwarz), inflated by 1e-9 relative for the
+// rounding of √m·E. Clipping a negative entry to 0 moves it towards the
+// true, non-negative value, so the bound still holds. Validity, checked at
+// run time by certConvolve: Lη < 1 (fftRel; every n ≤ 2^60) and ‖a‖₂,
+// ‖b‖₂ ∈ [2⁻³⁰⁰, 2³⁰⁰], ‖a‖₁, ‖b‖₁ ≤ 2³⁰⁰ (no PLD gets outside: its masses
+// sum to about 1 over at most a few million points). Outside them the
+// bound is +Inf, so δ becomes +Inf — never a bound below the truth. No
+// other FFT (gonum's mixed-radix one, whose radix-3/4/5 passes Thm 24.2
+// does not cover, was used here before) enters a reported ε.
 func convolve(a, b []float64) ([]float64, float64) {
 	n := len(a) + len(b) - 1
 	if len(a)*len(b) <= directConvMax {
 		c := directConvolve(a, b)
 		a1, _ := norms(a)
 		b1, _ := norms(b)
-		// Each c_k is a sum of ≤ min(len) products: γ_m‖a‖₁‖b‖₁ overall.
 		m := math.Min(float64(len(a)), float64(len(b))) + 1
-		return c, 1.01 * m * unitRoundoff * a1 * b1
+		// Plus 2⁻¹⁰⁷⁴ per product for products that underflow.
+		return c, 1.01*m*unitRoundoff*a1*b1 + float64(len(a)*len(b))*math.SmallestNonzeroFloat64
 	}
-	size := fastLen(n)
-	fft := fourier.NewFFT(size)
-	buf := make([]float64, size)
-	copy(buf, a)
-	fa := fft.Coefficients(nil, buf)
-	var fb []complex128
-	if &a[0] == &b[0] && len(a) == len(b) {
-		fb = fa
-	} else {
-		for i := range buf {
-			buf[i] = 0
-		}
-		copy(buf, b)
-		fb = fft.Coefficients(nil, buf)
+	c, e2, err := certConvolve(a, b)
+	if err != nil {
+		// Outside Thm 24.2's checked conditions: no finite bound.
+		return make([]float64, n), math.Inf(1)
 	}
-	prod := make([]complex128, len(fa))
-	for i := range fa {
-		prod[i] = fa[i] * fb[i]
-	}
-	out := fft.Sequence(buf, prod)
-	c := make([]float64, n)
-	inv := 1 / float64(size)
-	for i := range c {
-		if v := out[i] * inv; v > 0 {
-			c[i] = v
+	for i, v := range c {
+		if v < 0 {
+			c[i] = 0
 		}
 	}
-	return c, fftErrorBound(size, a, b)
+	return c, math.Sqrt(float64(n)) * e2 * (1 + 1e-9)
 }
 
 // composePMF returns the composition (convolution) of two grid measures,

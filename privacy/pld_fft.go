@@ -6,8 +6,10 @@ import (
 	"math/bits"
 )
 
-// A radix-2 FFT whose round-off has a proven bound, for the certified
-// (pointwise) convolutions of the tilted PLD path (pld_tilt.go).
+// A radix-2 FFT whose round-off has a proven bound: every PLD convolution
+// larger than directConvMax goes through certConvolve, on the fast path
+// (convolve, pld_compose.go: ℓ1 charge √m·E to δ) and on the tilted path
+// (pld_tilt.go: per-entry bound E). No other FFT produces a reported ε.
 //
 // Source: Higham 2002, "Accuracy and Stability of Numerical Algorithms",
 // 2nd ed., §24.1, Theorem 24.2: the unnormalized DFT y = F x of length
@@ -189,8 +191,8 @@ func certConvolve(a, b []float64) ([]float64, float64, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	a1, a2 := scaledNorms(a)
-	b1, b2 := scaledNorms(b)
+	a1, a2 := norms(a)
+	b1, b2 := norms(b)
 	if a2 == 0 || b2 == 0 {
 		return make([]float64, m), 0, nil
 	}
@@ -253,25 +255,4 @@ func separateMul(zk, zc complex128) complex128 {
 	ak := (zk + zc) * 0.5
 	d := (zk - zc) * 0.5
 	return ak * complex(imag(d), -real(d)) // d/i
-}
-
-// scaledNorms returns the ℓ1 and ℓ2 norms of a, the ℓ2 sum scaled by the
-// largest |a_i| so that tiny or huge entries neither underflow nor
-// overflow (each norm is within γ_len relative of the exact one). (norms,
-// pld_compose.go, squares unscaled; the fast path's bound keeps it so that
-// its values stay bit for bit.)
-func scaledNorms(a []float64) (l1, l2 float64) {
-	var mx float64
-	for _, v := range a {
-		l1 += math.Abs(v)
-		mx = math.Max(mx, math.Abs(v))
-	}
-	if mx == 0 || math.IsInf(mx, 0) {
-		return l1, mx
-	}
-	for _, v := range a {
-		r := v / mx
-		l2 += r * r
-	}
-	return l1, mx * math.Sqrt(l2)
 }

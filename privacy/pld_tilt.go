@@ -8,7 +8,8 @@ import (
 // The tilted PLD path: certified PLD bounds at small δ.
 //
 // The default (fast) path charges the FFT round-off of every convolution to
-// δ through an ℓ1 bound (fftErrorBound): ≈ u·√n·log n per convolution, far
+// δ through an ℓ1 bound (convolve: √m times certConvolve's proven ℓ2
+// bound, Higham Thm 24.2): ≈ u·√n·log n per convolution, far
 // below an ordinary δ but above δ ≲ 1e-9 after many steps, where the PLD
 // answer became +Inf or fell back to RDP. The accountant then recomposes
 // the history on this path (pld_accountant.go decides; both answers are

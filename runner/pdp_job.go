@@ -452,7 +452,14 @@ func (j *pdpJob) planRound(metrics *runLogs) (plan pdpsgd.Round, stop string, er
 		return plan, "noise-guard", nil
 	}
 	if plan.Tau != prog.Tau || plan.Sigma != prog.Sigma || plan.Steps != prog.Steps {
-		return plan, "", fmt.Errorf("resume: round %d re-planned as τ = %v, σ = %v, %d steps, but the checkpoint recorded τ = %v, σ = %v, %d steps", R+1, plan.Tau, plan.Sigma, plan.Steps, prog.Tau, prog.Sigma, prog.Steps)
+		why := ""
+		if j.st.Ledger.Recertified() {
+			// The steps so far ran at the recorded plan's rates and σ;
+			// continuing under another plan would charge the ledger
+			// for steps that did not run.
+			why = " (the ledger was written by an earlier accountant version whose spends this one certifies slightly differently, docs/pld-evidence.md §9: a round in progress cannot be continued on it; start the run again)"
+		}
+		return plan, "", fmt.Errorf("resume: round %d re-planned as τ = %v, σ = %v, %d steps, but the checkpoint recorded τ = %v, σ = %v, %d steps%s", R+1, plan.Tau, plan.Sigma, plan.Steps, prog.Tau, prog.Sigma, prog.Steps, why)
 	}
 	return plan, "", nil
 }

@@ -33,6 +33,10 @@ type Ledger struct {
 	class       []int // example → class
 	classes     []*class
 	rounds      []Round
+	// recertified is set when loading found a class whose recorded spend
+	// differs from its accountant's (within SpendTolerance; see
+	// adoptRecomputed).
+	recertified bool
 	// memo caches after's PLD results until the next Charge: planning
 	// checks the caps (fits) with the same compositions that Charge then
 	// records, each costing a full PLD composition of the class history.
@@ -585,6 +589,9 @@ func (l *Ledger) Charge(r Round) error {
 			res, a = privacy.Guarantee{Epsilon: c.spent + inc}, c.acct
 		} else {
 			res, a, err = l.after(c, r.Sigma, r.Q, pi, r.Steps)
+			// A spend never falls: a class may hold a recorded spend
+			// above its accountant's (adoptRecomputed).
+			res.Epsilon = math.Max(res.Epsilon, c.spent)
 			inc = res.Epsilon - c.spent
 		}
 		if err != nil {
@@ -614,15 +621,52 @@ func (l *Ledger) Charge(r Round) error {
 	return nil
 }
 
+// SpendTolerance is the relative difference between a class's recorded
+// spend and the spend its accountant recomputes that Check accepts:
+// |recorded − recomputed| ≤ SpendTolerance·max(recorded, recomputed).
+//
+// Why not zero. A ledger records certified ε from its class accountants,
+// and a later version of an accountant may certify the same history at a
+// slightly different ε. The PLD accountant's fast path moved from gonum's
+// mixed-radix FFT, charged with a round-off constant proven only for
+// radix 2, onto the proven radix-2 FFT (docs/pld-evidence.md §9), which
+// raised its ε by 5e-8 to 1.4e-4 relative on a grid of 100 to 21,353
+// steps at δ 1e-5 and 1e-7 (growing with the steps and as δ falls; 4.9e-9
+// for testdata/main-ledger-pld.json, 2.999433 → 2.999524 for 21,353 DP-SGD
+// steps at σ 1.1, q 0.004266, δ 1e-5). 1e-3 leaves room for longer
+// histories; a spend 1% off (tampering, corruption, another accountant or
+// history) is refused. The width does not weaken a
+// guarantee: loading adopts the larger of the two spends
+// (adoptRecomputed), so a recorded spend can only raise what the ledger
+// counts as spent, never lower it below the certified one.
+const SpendTolerance = 1e-3
+
+// spendAgrees reports whether a recorded spend and a recomputed one agree
+// to SpendTolerance (both finite and ≥ 0).
+func spendAgrees(recorded, recomputed float64) bool {
+	if recorded == recomputed {
+		return true
+	}
+	if !(recorded >= 0 && recomputed >= 0) || math.IsInf(recorded, 0) || math.IsInf(recomputed, 0) {
+		return false
+	}
+	return math.Abs(recorded-recomputed) <= SpendTolerance*math.Max(recorded, recomputed)
+}
+
 // Check recomputes every class's ε from its accountant and fails loudly if
-// it differs from the recorded one, if the per-round charges do not add up
-// to it, or if any example's spent ε exceeds its budget ε_i.
+// it differs from the recorded one by more than SpendTolerance (relative),
+// if the per-round charges do not add up to the recorded one, or if any
+// example's spent ε exceeds its budget ε_i — except a retired class whose
+// re-certified spend (adoptRecomputed) exceeds its budget by at most
+// SpendTolerance relative (class.inherited): that excess was spent under
+// an earlier accountant version's bound, and the Guarantee states it.
 func (l *Ledger) Check() error {
 	var errs []error
 	if l.paper() {
 		errs = l.checkPaper()
 	}
-	for _, c := range l.classes {
+	inherited := make([]bool, len(l.classes))
+	for k, c := range l.classes {
 		if l.paper() {
 			break
 		}
@@ -630,15 +674,16 @@ func (l *Ledger) Check() error {
 		if err != nil {
 			return fmt.Errorf("ledger check: %w", err)
 		}
-		if res.Epsilon != c.spent {
-			errs = append(errs, fmt.Errorf("class ε = %v: recorded spend %v, accountant says %v", c.budget.Epsilon, c.spent, res.Epsilon))
+		inherited[k] = c.inherited(res.Epsilon)
+		if !spendAgrees(c.spent, res.Epsilon) {
+			errs = append(errs, fmt.Errorf("class ε = %v: recorded spend %v, accountant says %v (relative difference above %g: tampered or corrupt)", c.budget.Epsilon, c.spent, res.Epsilon, SpendTolerance))
 		}
 		var sum float64
 		for _, v := range c.rounds {
 			sum += v
 		}
-		if math.Abs(sum-res.Epsilon) > 1e-9*math.Max(1, res.Epsilon) {
-			errs = append(errs, fmt.Errorf("class ε = %v: round charges add up to %v, accountant says %v", c.budget.Epsilon, sum, res.Epsilon))
+		if math.Abs(sum-c.spent) > 1e-9*math.Max(1, c.spent) {
+			errs = append(errs, fmt.Errorf("class ε = %v: round charges add up to %v, recorded spend %v", c.budget.Epsilon, sum, c.spent))
 		}
 		if len(c.rounds) != len(l.rounds) {
 			errs = append(errs, fmt.Errorf("class ε = %v: %d round charges for %d rounds", c.budget.Epsilon, len(c.rounds), len(l.rounds)))
@@ -646,7 +691,7 @@ func (l *Ledger) Check() error {
 	}
 	for i, k := range l.class {
 		c := l.classes[k]
-		if c.spent > c.budget.Epsilon {
+		if c.spent > c.budget.Epsilon && !inherited[k] {
 			errs = append(errs, fmt.Errorf("example %d spent ε = %v > its budget %v: OVERSPEND", i, c.spent, c.budget.Epsilon))
 			break
 		}
@@ -656,6 +701,59 @@ func (l *Ledger) Check() error {
 	}
 	return nil
 }
+
+// inherited reports whether the class's spend above its budget (if any)
+// is one adoptRecomputed re-certified: the class is retired, its
+// accountant's spend recomputed exceeds the budget too, and by at most
+// SpendTolerance relative. Charge refuses any round that would overspend,
+// so nothing else makes such a class; a recorded spend above the budget
+// that the accountant does not confirm is an overspend.
+func (c *class) inherited(recomputed float64) bool {
+	return c.retired && recomputed > c.budget.Epsilon && c.spent <= c.budget.Epsilon*(1+SpendTolerance)
+}
+
+// adoptRecomputed makes every class's spend the larger of its recorded
+// spend and the ε its accountant recomputes (which Check found to agree to
+// SpendTolerance), so that a ledger written with an earlier version of an
+// accountant (a PLD ledger before the proven FFT round-off charge) resumes
+// without forgetting or re-spending budget. A raised spend is added to the
+// class's last round charge (the per-round charges keep adding up to it); a
+// class whose re-certified spend exceeds its budget is retired (never
+// sampled again) and the Guarantee states the excess. A ledger written by
+// this code is unchanged.
+func (l *Ledger) adoptRecomputed() error {
+	if l.paper() {
+		return nil
+	}
+	for _, c := range l.classes {
+		res, err := c.epsilon()
+		if err != nil {
+			return fmt.Errorf("ledger: %w", err)
+		}
+		c.order = res.Order
+		l.recertified = l.recertified || res.Epsilon != c.spent
+		if !(res.Epsilon > c.spent) {
+			continue
+		}
+		if len(c.rounds) == 0 || !spendAgrees(c.spent, res.Epsilon) {
+			return fmt.Errorf("ledger: class ε = %v: recorded spend %v, accountant says %v", c.budget.Epsilon, c.spent, res.Epsilon)
+		}
+		c.rounds[len(c.rounds)-1] += res.Epsilon - c.spent
+		c.spent = res.Epsilon
+		if c.spent > c.budget.Epsilon {
+			c.retired = true
+		}
+	}
+	return nil
+}
+
+// Recertified reports whether the ledger, when loaded, held a recorded
+// spend that its accountant now certifies differently (by at most
+// SpendTolerance relative; the ledger holds the larger). Such a ledger was
+// written with an earlier accountant version (a PLD ledger before the
+// proven FFT round-off charge): its next round may be planned differently
+// than that version planned it.
+func (l *Ledger) Recertified() bool { return l.recertified }
 
 // epsilon recomputes the class's ε at its δ from its accountant.
 func (c *class) epsilon() (privacy.Guarantee, error) {

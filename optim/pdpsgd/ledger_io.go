@@ -54,7 +54,9 @@ func (l *Ledger) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON restores a ledger written by MarshalJSON and runs Check on
-// it, so a tampered or inconsistent ledger is refused.
+// it, so a tampered or inconsistent ledger is refused; each class then
+// holds the larger of its recorded and its recomputed spend
+// (adoptRecomputed: a ledger written with an earlier accountant version).
 func (l *Ledger) UnmarshalJSON(data []byte) error {
 	var in ledgerJSON
 	if err := json.Unmarshal(data, &in); err != nil {
@@ -116,17 +118,10 @@ func (l *Ledger) UnmarshalJSON(data []byte) error {
 		}
 		nl.classes = append(nl.classes, &class{budget: c.Budget, count: c.Count, acct: acct, spent: c.Spent, rounds: c.Rounds, retired: c.Retired, deltaSpent: c.DeltaSpent})
 	}
-	for _, c := range nl.classes {
-		if nl.paper() {
-			break
-		}
-		res, err := c.epsilon()
-		if err != nil {
-			return fmt.Errorf("ledger: %w", err)
-		}
-		c.order = res.Order
-	}
 	if err := nl.Check(); err != nil {
+		return err
+	}
+	if err := nl.adoptRecomputed(); err != nil {
 		return err
 	}
 	*l = nl
@@ -222,15 +217,31 @@ func (l *Ledger) Guarantee() (Guarantee, error) {
 		}
 	}
 	g.MeanUse /= float64(len(l.class))
+	within := "every spent ε_i ≤ its budget"
+	if over, most := l.overBudget(); over > 0 {
+		within = fmt.Sprintf("every spent ε_i ≤ its budget except %d retired examples at up to %.3g above it, re-certified when a ledger written with an earlier accountant version was loaded", over, most)
+	}
 	if l.paper() {
-		g.Statement = fmt.Sprintf("(Φ, Δ)-PDP with Φ = the per-example budgets ε_i ∈ [%.4g, %.4g] (spent ε ∈ [%.4g, %.4g], every spent ε_i ≤ its budget) and Δ = {Σ_R π_{i,R}·δ_i/%d} ≤ %.4g ≤ max δ_i = %g, by Theorem 4.2 per round (D_R drawn once per round) and Theorem 4.3 over %d rounds",
-			g.BudgetMin, g.BudgetMax, g.SpentMin, g.SpentMax, l.paperRounds, g.DeltaMax, g.Theorem45Delta, g.Rounds)
+		g.Statement = fmt.Sprintf("(Φ, Δ)-PDP with Φ = the per-example budgets ε_i ∈ [%.4g, %.4g] (spent ε ∈ [%.4g, %.4g], %s) and Δ = {Σ_R π_{i,R}·δ_i/%d} ≤ %.4g ≤ max δ_i = %g, by Theorem 4.2 per round (D_R drawn once per round) and Theorem 4.3 over %d rounds",
+			g.BudgetMin, g.BudgetMax, g.SpentMin, g.SpentMax, within, l.paperRounds, g.DeltaMax, g.Theorem45Delta, g.Rounds)
 		return g, nil
 	}
 	g.Theorem45Delta = float64(max(len(l.rounds), 1)) * g.DeltaMax
-	g.Statement = fmt.Sprintf("(Φ, Δ)-PDP with Φ = the per-example budgets ε_i ∈ [%.4g, %.4g] (spent ε ∈ [%.4g, %.4g], every spent ε_i ≤ its budget) and Δ = {δ_i} ≤ %g, by %s over %d rounds%s; Theorem 4.5's Δ = R_max·δ = %g also holds",
-		g.BudgetMin, g.BudgetMax, g.SpentMin, g.SpentMax, g.DeltaMax, l.basis(), g.Rounds, l.basisNote(), g.Theorem45Delta)
+	g.Statement = fmt.Sprintf("(Φ, Δ)-PDP with Φ = the per-example budgets ε_i ∈ [%.4g, %.4g] (spent ε ∈ [%.4g, %.4g], %s) and Δ = {δ_i} ≤ %g, by %s over %d rounds%s; Theorem 4.5's Δ = R_max·δ = %g also holds",
+		g.BudgetMin, g.BudgetMax, g.SpentMin, g.SpentMax, within, g.DeltaMax, l.basis(), g.Rounds, l.basisNote(), g.Theorem45Delta)
 	return g, nil
+}
+
+// overBudget returns how many examples spent more than their budget (only
+// inherited classes can, see class.inherited) and the largest excess.
+func (l *Ledger) overBudget() (n int, most float64) {
+	for _, c := range l.classes {
+		if d := c.spent - c.budget.Epsilon; d > 0 {
+			n += c.count
+			most = math.Max(most, d)
+		}
+	}
+	return n, most
 }
 
 // compositionBasis words, per built-in accountant, the per-example

@@ -144,7 +144,7 @@ func TestPLDLedgerFinalCheckFails(t *testing.T) {
 
 	c := l.classes[0]
 	saved := c.spent
-	c.spent = saved * 0.999 // recorded spend below what the PLD says
+	c.spent = saved * 0.99 // recorded spend 1% below what the PLD says (> SpendTolerance)
 	if err := l.Check(); err == nil || !strings.Contains(err.Error(), "accountant says") {
 		t.Errorf("an understated spend passed the check: %v", err)
 	}
