@@ -111,8 +111,17 @@ func (r *RDPAccounting) History() []Composition { return r.Acc.History() }
 
 func (r *RDPAccounting) guarantee(e EpsilonResult) Guarantee {
 	return Guarantee{Accountant: KindRDP, Epsilon: e.Epsilon, Delta: e.Delta, Steps: e.Steps, Optimistic: math.NaN(),
-		Detail: fmt.Sprintf("rdp %s conversion at order %v", e.Conversion, e.Order), Proven: e.Proven,
+		Detail: rdpDetail(e), Proven: e.Proven,
 		Order: e.Order, Conversion: e.Conversion}
+}
+
+// rdpDetail names the conversion and the order it used; an infinite
+// bound has no best order, so none is named.
+func rdpDetail(e EpsilonResult) string {
+	if math.IsNaN(e.Order) {
+		return fmt.Sprintf("rdp %s conversion (no order gives a finite bound)", e.Conversion)
+	}
+	return fmt.Sprintf("rdp %s conversion at order %v", e.Conversion, e.Order)
 }
 
 // EpsilonFor is RDPAccountant.Epsilon with the conversion.

@@ -225,8 +225,11 @@ func accountEpsilon(f accountFlags) (accountOutput, error) {
 	res := epsilonJSON{Accountant: acc.Kind(), AccountantReason: acc.Reason, Epsilon: boundNum(g.Epsilon), Bound: g.Bound,
 		Delta: num(g.Delta), Steps: g.Steps, Detail: g.Detail, Mechanism: spec, History: entries, Proven: g.Proven}
 	if g.Conversion != "" {
-		o := num(g.Order)
-		res.Order, res.Conversion, res.Method = &o, g.Conversion, "rdp"
+		if !math.IsNaN(g.Order) {
+			o := num(g.Order)
+			res.Order = &o
+		}
+		res.Conversion, res.Method = g.Conversion, "rdp"
 	}
 	if g.Interval > 0 {
 		h, opt := num(g.Interval), boundNum(g.Optimistic)

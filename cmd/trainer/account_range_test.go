@@ -51,6 +51,10 @@ func TestAccountEpsilonUnrepresentable(t *testing.T) {
 			if v, ok := m["epsilon"]; !ok || v != nil || !strings.HasPrefix(m["epsilon_reason"].(string), "no finite ε") {
 				t.Errorf("%v: ε %v (%v), want null with a reason", a, m["epsilon"], m["epsilon_reason"])
 			}
+			// No order gives a finite bound: none is named (not "NaN").
+			if o, ok := m["order"]; ok || strings.Contains(m["detail"].(string), "NaN") {
+				t.Errorf("%v: order %v, detail %q: want no order and no NaN", a, o, m["detail"])
+			}
 		case !finite || !(e >= c.lb) || math.IsInf(e, 0):
 			t.Errorf("%v: ε %v, want a finite bound ≥ %v", a, m["epsilon"], c.lb)
 		}
