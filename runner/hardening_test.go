@@ -1,12 +1,16 @@
 package runner
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/privtrain/privtrain/privacy"
 )
 
 // TestResumeRefusesTargetBelowSpent: a resume may lengthen a run but not
@@ -44,6 +48,52 @@ func TestResumeRefusesTargetBelowSpent(t *testing.T) {
 	}
 	if s2.Steps <= 4 || s2.Epsilon > r.TargetEpsilon {
 		t.Errorf("resume with target %v: %d steps, ε %v", r.TargetEpsilon, s2.Steps, s2.Epsilon)
+	}
+}
+
+// TestResumeTargetRecertified: a run that an earlier accountant version
+// stopped at its target ε may be certified slightly above that target by
+// this version (docs/pld-evidence.md §9). Simulated on a DP-SGD run of 4
+// steps (PLD accountant) resumed with a target 5e-5 relative below its
+// certified ε (the earlier version's ε, at or below the target): the run
+// is finished at its target (no step more, stopped by the budget) and
+// reports the certified (higher) ε with a statement that it was
+// re-certified, in summary.json too; a resume with the target 2e-3 below
+// (beyond privacy.RecertificationTolerance) is refused as before.
+func TestResumeTargetRecertified(t *testing.T) {
+	c := quickRun(filepath.Join(t.TempDir(), "run"))
+	c.Steps = 4
+	sum, err := Train(context.Background(), c, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Accountant != privacy.KindPLD {
+		t.Fatalf("accountant %s, want the PLD accountant (the one whose ε moved)", sum.Accountant)
+	}
+	model4, _ := os.ReadFile(filepath.Join(c.Out, finalModel))
+	r := c
+	r.Steps, r.TargetEpsilon = 8, sum.Epsilon*(1-2e-3)
+	if _, err := Train(context.Background(), r, Options{Resume: true}); err == nil || !strings.Contains(err.Error(), "below the ε already spent") {
+		t.Errorf("target %v after spending %v: %v", r.TargetEpsilon, sum.Epsilon, err)
+	}
+	r.TargetEpsilon = sum.Epsilon * (1 - 5e-5)
+	s, err := Train(context.Background(), r, Options{Resume: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("re-certifies its 4 steps at ε = %v", sum.Epsilon)
+	if s.Steps != 4 || s.StoppedBy != "budget" || s.Epsilon != sum.Epsilon || !strings.Contains(s.Recertified, want) {
+		t.Errorf("resumed: %d steps, stopped by %s, ε %v (certified %v), recertified %q (want %q)", s.Steps, s.StoppedBy, s.Epsilon, sum.Epsilon, s.Recertified, want)
+	}
+	if after, _ := os.ReadFile(filepath.Join(c.Out, finalModel)); len(after) == 0 || !bytes.Equal(after, model4) {
+		t.Error("the finished run's model changed")
+	}
+	var pub Summary
+	if err := readJSON(filepath.Join(c.Out, summaryFile), &pub); err != nil {
+		t.Fatal(err)
+	}
+	if pub.Recertified != s.Recertified || pub.Epsilon != sum.Epsilon {
+		t.Errorf("summary.json: ε %v, recertified %q", pub.Epsilon, pub.Recertified)
 	}
 }
 

@@ -112,6 +112,12 @@ type pdpProgress struct {
 	Examples int64   `json:"examples"`
 	LastLoss float64 `json:"last_loss"`
 	Seconds  float64 `json:"seconds"`
+	// Recorded is the round's whole plan when it was planned by an earlier
+	// accountant version whose plan this one does not reproduce
+	// (recordedPlan): the round continues and is charged on it
+	// (pdpsgd.Ledger.ChargeRecorded). Absent for rounds planned by this
+	// code, which re-plan bit for bit.
+	Recorded *pdpsgd.Round `json:"recorded_plan,omitempty"`
 }
 
 const pdpStateVersion = 2
@@ -356,11 +362,16 @@ func (j *pdpJob) budgets() ([]pdpsgd.Budget, error) {
 
 // plan is the next round's plan request for the method.
 func (j *pdpJob) plan() (pdpsgd.Round, error) {
+	return j.st.Ledger.Plan(j.planRequest())
+}
+
+// planRequest is the method's plan request for the next round.
+func (j *pdpJob) planRequest() pdpsgd.PlanRequest {
 	req := pdpsgd.PlanRequest{Q: j.q, Steps: j.st.RoundSteps, Loss: j.cfg.PDP.loss()}
 	if plan := j.cfg.method().pdp.plan; plan != nil {
 		plan(&j.cfg, j.q, j.train.N, &req)
 	}
-	return j.st.Ledger.Plan(req)
+	return req
 }
 
 func (j *pdpJob) base() *runBase       { return j.runBase }
@@ -372,7 +383,8 @@ func (j *pdpJob) current() model.Model { return j.model }
 // run when the rounds are done or no round fits in the budgets. The ledger
 // is charged only once, when the round completes (end); a resumed round
 // re-derives its plan from the unchanged ledger and checks it against the
-// recorded one.
+// recorded one (a round an earlier accountant version planned continues on
+// its recorded plan, recordedPlan).
 func (j *pdpJob) begin(step int, metrics *runLogs) (string, error) {
 	if j.tr != nil {
 		return "", nil
@@ -431,8 +443,8 @@ func (j *pdpJob) begin(step int, metrics *runLogs) (string, error) {
 }
 
 // planRound plans round j.st.NextRound from the ledger (a resumed round:
-// re-plans it and checks the plan against the recorded one); stop is
-// "budget" or "noise-guard" when no new round is to run.
+// re-plans it and checks the plan against the recorded one, recordedPlan);
+// stop is "budget" or "noise-guard" when no new round is to run.
 func (j *pdpJob) planRound(metrics *runLogs) (plan pdpsgd.Round, stop string, err error) {
 	R, prog := j.st.NextRound, j.st.Round
 	t0 := time.Now()
@@ -451,16 +463,44 @@ func (j *pdpJob) planRound(metrics *runLogs) (plan pdpsgd.Round, stop string, er
 		}
 		return plan, "noise-guard", nil
 	}
-	if plan.Tau != prog.Tau || plan.Sigma != prog.Sigma || plan.Steps != prog.Steps {
-		why := ""
-		if j.st.Ledger.Recertified() {
-			// The steps so far ran at the recorded plan's rates and σ;
-			// continuing under another plan would charge the ledger
-			// for steps that did not run.
-			why = " (the ledger was written by an earlier accountant version whose spends this one certifies slightly differently, docs/pld-evidence.md §9: a round in progress cannot be continued on it; start the run again)"
-		}
-		return plan, "", fmt.Errorf("resume: round %d re-planned as τ = %v, σ = %v, %d steps, but the checkpoint recorded τ = %v, σ = %v, %d steps%s", R+1, plan.Tau, plan.Sigma, plan.Steps, prog.Tau, prog.Sigma, prog.Steps, why)
+	if prog.Recorded == nil && plan.Tau == prog.Tau && plan.Sigma == prog.Sigma && plan.Steps == prog.Steps {
+		return plan, "", nil
 	}
+	return j.recordedPlan(plan)
+}
+
+// recordedPlan is the plan of the resumed round in progress when re-planning
+// it gave replanned, not the recorded τ, σ and steps: the round was planned
+// by an earlier accountant version (docs/pld-evidence.md §9: the PLD fast
+// path's proven FFT charge moves ε, hence τ and σ, by up to 1.4e-4
+// relative). Its steps so far ran at the recorded plan's rates and σ, so the
+// round continues on that plan (pdpsgd.Ledger.RecordedRound, or the plan
+// already kept in the checkpoint) and is charged with this version's
+// accountant when it ends (ChargeRecorded: a class landing above its budget
+// by at most privacy.RecertificationTolerance relative is retired and the
+// guarantee states the excess; beyond, the charge is refused). A recorded τ
+// or σ further than that tolerance from the re-planned one is not an
+// accountant version's difference: refused.
+func (j *pdpJob) recordedPlan(replanned pdpsgd.Round) (pdpsgd.Round, string, error) {
+	R, prog := j.st.NextRound, j.st.Round
+	near := func(a, b float64) bool {
+		return math.Abs(a-b) <= privacy.RecertificationTolerance*math.Max(math.Abs(a), math.Abs(b))
+	}
+	if !near(replanned.Tau, prog.Tau) || !near(replanned.Sigma, prog.Sigma) {
+		return replanned, "", fmt.Errorf("resume: round %d re-planned as τ = %v, σ = %v, %d steps, but the checkpoint recorded τ = %v, σ = %v, %d steps (more than %g relative apart: not a round an earlier accountant version planned)",
+			R+1, replanned.Tau, replanned.Sigma, replanned.Steps, prog.Tau, prog.Sigma, prog.Steps, privacy.RecertificationTolerance)
+	}
+	if p := prog.Recorded; p != nil {
+		if p.Index != R || p.Tau != prog.Tau || p.Sigma != prog.Sigma || p.Steps != prog.Steps {
+			return replanned, "", fmt.Errorf("resume: round %d: the recorded plan (round %d, τ = %v, σ = %v, %d steps) is not the round in progress (τ = %v, σ = %v, %d steps)", R+1, p.Index+1, p.Tau, p.Sigma, p.Steps, prog.Tau, prog.Sigma, prog.Steps)
+		}
+		return *p, "", nil
+	}
+	plan, err := j.st.Ledger.RecordedRound(j.planRequest(), prog.Tau, prog.Sigma, prog.Steps)
+	if err != nil {
+		return plan, "", fmt.Errorf("resume: round %d: %w", R+1, err)
+	}
+	prog.Recorded = &plan
 	return plan, "", nil
 }
 
@@ -532,7 +572,11 @@ func (j *pdpJob) end(step int, _ optim.StepResult, metrics *runLogs) (bool, erro
 		return false, nil
 	}
 	t0 := time.Now()
-	if err := j.st.Ledger.Charge(plan); err != nil {
+	charge := j.st.Ledger.Charge
+	if j.st.Round.Recorded != nil {
+		charge = j.st.Ledger.ChargeRecorded
+	}
+	if err := charge(plan); err != nil {
 		return false, err
 	}
 	j.st.AcctSecs += time.Since(t0).Seconds()

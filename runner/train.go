@@ -38,6 +38,11 @@ type Summary struct {
 	Delta      float64 `json:"delta,omitempty"`
 	Order      float64 `json:"order,omitempty"`
 	Conversion string  `json:"conversion,omitempty"`
+	// Recertified says why Epsilon exceeds the target ε (--target-epsilon):
+	// the run stopped at its target under an earlier accountant version,
+	// and this version certifies the same steps higher by at most
+	// privacy.RecertificationTolerance relative (sgdJob.planLength).
+	Recertified string `json:"recertified,omitempty"`
 
 	// Accountant names the accountant of Epsilon: "rdp" or "pld"; with pld,
 	// EpsilonOptimistic is the optimistic estimate at discretization
@@ -286,6 +291,8 @@ type sgdJob struct {
 	acct      privacy.Accountant
 	acctTime  time.Duration
 	corrupted int
+	// recertified is Summary.Recertified (planLength).
+	recertified string
 }
 
 func buildJob(cfg TrainConfig, resume *checkpoint) (*sgdJob, error) {
@@ -438,7 +445,16 @@ func (j *sgdJob) planLength() error {
 			if err != nil {
 				return err
 			}
-			if g.Epsilon > j.cfg.TargetEpsilon {
+			switch {
+			case g.Epsilon <= j.cfg.TargetEpsilon:
+			case privacy.WithinRecertification(j.cfg.TargetEpsilon, g.Epsilon):
+				// An earlier accountant version stopped the run at its
+				// target; this one certifies the same steps slightly
+				// higher (docs/pld-evidence.md §9). The run is finished
+				// at its target and reports the higher ε.
+				j.recertified = fmt.Sprintf("the run stopped at its target ε = %v under an earlier accountant version; this version re-certifies its %d steps at ε = %v (%.3g relative above the target, within privacy.RecertificationTolerance = %g)",
+					j.cfg.TargetEpsilon, j.acct.Steps(), g.Epsilon, g.Epsilon/j.cfg.TargetEpsilon-1, privacy.RecertificationTolerance)
+			default:
 				return fmt.Errorf("resume %s: target ε = %v is below the ε already spent (%.6g at δ = %g after %d steps): a run cannot be shortened", j.cfg.Out, j.cfg.TargetEpsilon, g.Epsilon, j.cfg.Delta, j.acct.Steps())
 			}
 		}
@@ -568,6 +584,7 @@ func (j *sgdJob) finish(s *Summary) (pub, full any, err error) {
 		}
 		s.Bounds, s.BoundAtOrder = privacy.BoundsUsed(j.acct, g.Order)
 		s.Unproven = !g.Proven
+		s.Recertified = j.recertified
 		j.acctTime += time.Since(t0)
 		s.AccountingSeconds = (j.acctTime + j.trainer.StepEpsilonTime()).Seconds()
 	}

@@ -37,6 +37,10 @@ type Ledger struct {
 	// differs from its accountant's (within SpendTolerance; see
 	// adoptRecomputed).
 	recertified bool
+	// loaded holds each class's spend and retirement as loaded, before
+	// adoptRecomputed raised any (nil once a round is charged): the state
+	// the writer planned its round in progress from (RecordedRound).
+	loaded []loadedClass
 	// memo caches after's PLD results until the next Charge: planning
 	// checks the caps (fits) with the same compositions that Charge then
 	// records, each costing a full PLD composition of the class history.
@@ -556,7 +560,11 @@ func (l *Ledger) SampleRates(r Round) ([]float64, error) {
 // fails, leaving the ledger unchanged, if the round's number is wrong or
 // some class would exceed its cap or its budget — the loud failure that
 // stops a run before it claims a guarantee it does not have.
-func (l *Ledger) Charge(r Round) error {
+func (l *Ledger) Charge(r Round) error { return l.charge(r, false) }
+
+// charge is Charge; recorded (ChargeRecorded) widens the cap and budget
+// checks by SpendTolerance and retires a class charged above its budget.
+func (l *Ledger) charge(r Round, recorded bool) error {
 	if r.Index != len(l.rounds) {
 		return fmt.Errorf("ledger: charging round %d, but %d rounds are recorded (a round is charged exactly once)", r.Index, len(l.rounds))
 	}
@@ -577,7 +585,8 @@ func (l *Ledger) Charge(r Round) error {
 		if !(pi > 0 && pi <= 1) {
 			return fmt.Errorf("ledger: round %d: rate π = %v of class ε = %v outside [0, 1]", r.Index, pi, c.budget.Epsilon)
 		}
-		if c.remaining() <= MinRemaining {
+		if c.remaining() <= MinRemaining && !recorded {
+			// (A recorded round's steps have run: they are charged.)
 			return fmt.Errorf("ledger: round %d samples the exhausted class ε = %v", r.Index, c.budget.Epsilon)
 		}
 		var res privacy.Guarantee
@@ -597,11 +606,16 @@ func (l *Ledger) Charge(r Round) error {
 		if err != nil {
 			return fmt.Errorf("ledger: round %d: %w", r.Index, err)
 		}
-		if res.Epsilon > c.budget.Epsilon {
-			return fmt.Errorf("ledger: round %d would spend ε = %v of the %d examples with budget ε = %v: OVERSPEND, refused", r.Index, res.Epsilon, c.count, c.budget.Epsilon)
+		budget, capK, beyond := c.budget.Epsilon, r.Caps[k], ""
+		if recorded {
+			budget, capK = budget*(1+SpendTolerance), capK*(1+SpendTolerance)
+			beyond = fmt.Sprintf(" by more than SpendTolerance = %g relative (a round planned by an earlier accountant version)", SpendTolerance)
 		}
-		if res.Epsilon > r.Caps[k] {
-			return fmt.Errorf("ledger: round %d would spend ε = %v of class ε = %v, above its round cap %v: refused", r.Index, res.Epsilon, c.budget.Epsilon, r.Caps[k])
+		if res.Epsilon > budget {
+			return fmt.Errorf("ledger: round %d would spend ε = %v of the %d examples with budget ε = %v%s: OVERSPEND, refused", r.Index, res.Epsilon, c.count, c.budget.Epsilon, beyond)
+		}
+		if res.Epsilon > capK {
+			return fmt.Errorf("ledger: round %d would spend ε = %v of class ε = %v, above its round cap %v%s: refused", r.Index, res.Epsilon, c.budget.Epsilon, r.Caps[k], beyond)
 		}
 		ups[k] = &update{acct: a, res: res, delta: inc}
 	}
@@ -609,7 +623,9 @@ func (l *Ledger) Charge(r Round) error {
 		inc := 0.0
 		if u := ups[k]; u != nil {
 			c.acct, c.spent, c.order, inc = u.acct, u.res.Epsilon, u.res.Order, u.delta
-			c.retired = c.retired || r.Retires != nil && r.Retires[k]
+			// Above its budget only under ChargeRecorded (within
+			// SpendTolerance): retired, the Guarantee states the excess.
+			c.retired = c.retired || r.Retires != nil && r.Retires[k] || c.spent > c.budget.Epsilon
 			if l.paper() {
 				c.deltaSpent += r.Rates[k] * l.paperDelta(c)
 			}
@@ -617,29 +633,19 @@ func (l *Ledger) Charge(r Round) error {
 		c.rounds = append(c.rounds, inc)
 	}
 	l.rounds = append(l.rounds, r)
-	l.memo = nil
+	l.memo, l.loaded = nil, nil
 	return nil
 }
 
 // SpendTolerance is the relative difference between a class's recorded
 // spend and the spend its accountant recomputes that Check accepts:
-// |recorded − recomputed| ≤ SpendTolerance·max(recorded, recomputed).
-//
-// Why not zero. A ledger records certified ε from its class accountants,
-// and a later version of an accountant may certify the same history at a
-// slightly different ε. The PLD accountant's fast path moved from gonum's
-// mixed-radix FFT, charged with a round-off constant proven only for
-// radix 2, onto the proven radix-2 FFT (docs/pld-evidence.md §9), which
-// raised its ε by 5e-8 to 1.4e-4 relative on a grid of 100 to 21,353
-// steps at δ 1e-5 and 1e-7 (growing with the steps and as δ falls; 4.9e-9
-// for testdata/main-ledger-pld.json, 2.999433 → 2.999524 for 21,353 DP-SGD
-// steps at σ 1.1, q 0.004266, δ 1e-5). 1e-3 leaves room for longer
-// histories; a spend 1% off (tampering, corruption, another accountant or
-// history) is refused. The width does not weaken a
-// guarantee: loading adopts the larger of the two spends
-// (adoptRecomputed), so a recorded spend can only raise what the ledger
-// counts as spent, never lower it below the certified one.
-const SpendTolerance = 1e-3
+// |recorded − recomputed| ≤ SpendTolerance·max(recorded, recomputed). It is
+// privacy.RecertificationTolerance (why not zero, and the measured moves it
+// covers, are stated there). The width does not weaken a guarantee:
+// loading adopts the larger of the two spends (adoptRecomputed), so a
+// recorded spend can only raise what the ledger counts as spent, never
+// lower it below the certified one.
+const SpendTolerance = privacy.RecertificationTolerance
 
 // spendAgrees reports whether a recorded spend and a recomputed one agree
 // to SpendTolerance (both finite and ≥ 0).
@@ -703,11 +709,11 @@ func (l *Ledger) Check() error {
 }
 
 // inherited reports whether the class's spend above its budget (if any)
-// is one adoptRecomputed re-certified: the class is retired, its
-// accountant's spend recomputed exceeds the budget too, and by at most
-// SpendTolerance relative. Charge refuses any round that would overspend,
-// so nothing else makes such a class; a recorded spend above the budget
-// that the accountant does not confirm is an overspend.
+// is one adoptRecomputed or ChargeRecorded re-certified: the class is
+// retired, its accountant's spend recomputed exceeds the budget too, and by
+// at most SpendTolerance relative. Charge refuses any round that would
+// overspend, so nothing else makes such a class; a recorded spend above
+// the budget that the accountant does not confirm is an overspend.
 func (c *class) inherited(recomputed float64) bool {
 	return c.retired && recomputed > c.budget.Epsilon && c.spent <= c.budget.Epsilon*(1+SpendTolerance)
 }
@@ -725,7 +731,9 @@ func (l *Ledger) adoptRecomputed() error {
 	if l.paper() {
 		return nil
 	}
-	for _, c := range l.classes {
+	l.loaded = make([]loadedClass, len(l.classes))
+	for k, c := range l.classes {
+		l.loaded[k] = loadedClass{spent: c.spent, retired: c.retired}
 		res, err := c.epsilon()
 		if err != nil {
 			return fmt.Errorf("ledger: %w", err)

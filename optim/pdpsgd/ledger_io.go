@@ -219,7 +219,7 @@ func (l *Ledger) Guarantee() (Guarantee, error) {
 	g.MeanUse /= float64(len(l.class))
 	within := "every spent ε_i ≤ its budget"
 	if over, most := l.overBudget(); over > 0 {
-		within = fmt.Sprintf("every spent ε_i ≤ its budget except %d retired examples at up to %.3g above it, re-certified when a ledger written with an earlier accountant version was loaded", over, most)
+		within = fmt.Sprintf("every spent ε_i ≤ its budget except %d retired examples at up to %v above it (≤ %g relative), re-certified by this accountant version for steps an earlier version planned and certified within the budget", over, most, SpendTolerance)
 	}
 	if l.paper() {
 		g.Statement = fmt.Sprintf("(Φ, Δ)-PDP with Φ = the per-example budgets ε_i ∈ [%.4g, %.4g] (spent ε ∈ [%.4g, %.4g], %s) and Δ = {Σ_R π_{i,R}·δ_i/%d} ≤ %.4g ≤ max δ_i = %g, by Theorem 4.2 per round (D_R drawn once per round) and Theorem 4.3 over %d rounds",
