@@ -104,25 +104,36 @@ func tiltInput(a []float64, lo int, h, lam float64) ([]float64, float64, float64
 // input that underflows (or becomes subnormal) is off by less than it.
 const smallestNormal = 0x1p-1022
 
-// tiltedConvolve returns a pointwise upper bound on the exact convolution
-// of the grid measures a (first index la) and b (lb) at interval h:
+// tiltedConvolution holds what the upper (tiltedConvolve) and the lower
+// (tiltedConvolveLower) bound of one convolution share: either the direct
+// sum with its relative error g, or the certConvolve products of the
+// tilted (ct, with ℓ∞ error bound) and the untilted inputs (c0, bound0),
+// the tilt's log scale m = ma + mb and κ, the relative error of a tilt
+// factor and of the un-tilt factor.
+type tiltedConvolution struct {
+	direct []float64
+	g      float64
+
+	ct, c0        []float64
+	bound, bound0 float64
+	m, kappa      float64
+}
+
+// convolveTilted computes the shared parts of a convolution of the grid
+// measures a (first index la) and b (lb) at interval h tilted by λ:
 // direct summation for small products (non-negative terms: each entry
-// relative γ_m), else certConvolve of the inputs tilted by λ, un-tilted.
-func tiltedConvolve(a, b []float64, la, lb int, h, lam float64) ([]float64, error) {
+// relative γ_m), else certConvolve of the inputs tilted by λ and of the
+// inputs themselves.
+func convolveTilted(a, b []float64, la, lb int, h, lam float64) (tiltedConvolution, error) {
 	n := len(a) + len(b) - 1
 	if len(a)*len(b) <= directConvMax {
-		c := directConvolve(a, b)
-		g := 1.01 * float64(min(len(a), len(b))+2) * unitRoundoff
-		for i := range c {
-			c[i] *= 1 + g
-		}
-		return c, nil
+		return tiltedConvolution{direct: directConvolve(a, b), g: 1.01 * float64(min(len(a), len(b))+2) * unitRoundoff}, nil
 	}
 	ta, ma, xa := tiltInput(a, la, h, lam)
 	tb, mb, xb := tiltInput(b, lb, h, lam)
 	ct, bound, err := certConvolve(ta, tb)
 	if err != nil {
-		return nil, err
+		return tiltedConvolution{}, err
 	}
 	// Inputs that underflowed: each term of an entry is off by < smallestNormal·max.
 	_, tai := l1max(ta)
@@ -130,15 +141,33 @@ func tiltedConvolve(a, b []float64, la, lb int, h, lam float64) ([]float64, erro
 	bound += float64(len(a)+len(b)) * smallestNormal * math.Max(1, math.Max(tai, tbi)) * 2
 	// κ: relative error of a tilt factor (log, products and sums inside
 	// the exponent: absolute ≤ 4u·(sum of magnitudes); exp: 2u) and of the
-	// un-tilt factor below.
+	// un-tilt factor.
 	kappa := 4 * unitRoundoff * (math.Max(xa, xb) + math.Abs(ma) + math.Abs(mb) + math.Abs(lam)*float64(abs(la+lb)+n)*h + 4)
 	// The untilted convolution bounds the bulk and the lower tail, where
-	// the tilted one's error e^{K(λ)−λl}·E is large (its ĉ⁰ + E⁰ is an
-	// upper bound too; each entry takes the smaller).
+	// the tilted one's error e^{K(λ)−λl}·E is large.
 	c0, bound0, err := certConvolve(a, b)
+	if err != nil {
+		return tiltedConvolution{}, err
+	}
+	return tiltedConvolution{ct: ct, c0: c0, bound: bound, bound0: bound0, m: ma + mb, kappa: kappa}, nil
+}
+
+// tiltedConvolve returns a pointwise upper bound on the exact convolution
+// of the grid measures a (first index la) and b (lb) at interval h
+// (convolveTilted; each entry takes the smaller of the un-tilted tilted
+// bound and the untilted one, and of the ℓ1·ℓ∞ cap).
+func tiltedConvolve(a, b []float64, la, lb int, h, lam float64) ([]float64, error) {
+	t, err := convolveTilted(a, b, la, lb, h, lam)
 	if err != nil {
 		return nil, err
 	}
+	if t.direct != nil {
+		for i := range t.direct {
+			t.direct[i] *= 1 + t.g
+		}
+		return t.direct, nil
+	}
+	n := len(a) + len(b) - 1
 	a1, ai := l1max(a)
 	b1, bi := l1max(b)
 	capU := math.Min(a1*bi, ai*b1) * (1 + 4*float64(n)*unitRoundoff)
@@ -147,9 +176,9 @@ func tiltedConvolve(a, b []float64, la, lb int, h, lam float64) ([]float64, erro
 		// c_k = c̃_k·e^{ma + mb − λ l_k}: the exact tilted value is at most
 		// (ĉ + E)(1 + κ)² (the inputs' relative errors), the un-tilt
 		// factor is within (1 ± κ): 6κ covers both and the products.
-		e := math.Exp(ma + mb - lam*float64(la+lb+k)*h)
-		v := (ct[k] + bound) * e * (1 + 6*kappa)
-		if v0 := (c0[k] + bound0) * (1 + 2*unitRoundoff); !(v <= v0) {
+		e := math.Exp(t.m - lam*float64(la+lb+k)*h)
+		v := (t.ct[k] + t.bound) * e * (1 + 6*t.kappa)
+		if v0 := (t.c0[k] + t.bound0) * (1 + 2*unitRoundoff); !(v <= v0) {
 			v = v0
 		}
 		if !(v <= capU) {

@@ -47,36 +47,23 @@ func composeTiltedLower(a, b pmf, h float64, t pldTilt) (pmf, error) {
 // convolution of the grid measures a (first index la) and b (lb) at
 // interval h (see the comment at the top of this file).
 func tiltedConvolveLower(a, b []float64, la, lb int, h, lam float64) ([]float64, error) {
-	n := len(a) + len(b) - 1
-	if len(a)*len(b) <= directConvMax {
-		c := directConvolve(a, b)
-		g := 1.01 * float64(min(len(a), len(b))+2) * unitRoundoff
-		for i := range c {
-			c[i] *= 1 - g
+	t, err := convolveTilted(a, b, la, lb, h, lam)
+	if err != nil {
+		return nil, err
+	}
+	if t.direct != nil {
+		for i := range t.direct {
+			t.direct[i] *= 1 - t.g
 		}
-		return c, nil
+		return t.direct, nil
 	}
-	ta, ma, xa := tiltInput(a, la, h, lam)
-	tb, mb, xb := tiltInput(b, lb, h, lam)
-	ct, bound, err := certConvolve(ta, tb)
-	if err != nil {
-		return nil, err
-	}
-	_, tai := l1max(ta)
-	_, tbi := l1max(tb)
-	bound += float64(len(a)+len(b)) * smallestNormal * math.Max(1, math.Max(tai, tbi)) * 2
-	kappa := 4 * unitRoundoff * (math.Max(xa, xb) + math.Abs(ma) + math.Abs(mb) + math.Abs(lam)*float64(abs(la+lb)+n)*h + 4)
-	c0, bound0, err := certConvolve(a, b)
-	if err != nil {
-		return nil, err
-	}
-	c := make([]float64, n)
+	c := make([]float64, len(a)+len(b)-1)
 	for k := range c {
 		v := 0.0
-		if d := ct[k] - bound; d > 0 {
-			v = d * math.Exp(ma+mb-lam*float64(la+lb+k)*h) * (1 - 6*kappa)
+		if d := t.ct[k] - t.bound; d > 0 {
+			v = d * math.Exp(t.m-lam*float64(la+lb+k)*h) * (1 - 6*t.kappa)
 		}
-		if d := (c0[k] - bound0) * (1 - 2*unitRoundoff); d > v {
+		if d := (t.c0[k] - t.bound0) * (1 - 2*unitRoundoff); d > v {
 			v = d
 		}
 		if !(v > 0) || math.IsInf(v, 0) {
