@@ -62,6 +62,33 @@ var measuredCells = []measuredCell{
 	{"fashion-mnist", "pdp-sgd-adaptive", "rdp", 0, 0, 25, 11719, 72},
 }
 
+// adaPDPThresholdRounds is the number of rounds adaPDPThresholdCells ran.
+const adaPDPThresholdRounds = 2
+
+// adaPDPThresholdCells are pdp-adapdp's steps with its rounds run to τ_T,
+// by accounting and conversion ("rdp-mironov": the paper's), in the setting
+// of the pdp presets (60,000 examples, 20 budget groups in [0.5, 1],
+// δ 1e-5, q 64/60000, σ 1.3). They come from the accountant alone
+// (docs/pdp-evidence.md, "AdaPDP steps per round";
+// TestAdaPDPRoundsReachThreshold); wall seconds only where a cell was
+// trained (MNIST, seed 1, same page, a loaded machine).
+var adaPDPThresholdCells = func() []measuredCell {
+	var cells []measuredCell
+	for _, d := range []string{"mnist", "fashion-mnist"} {
+		for _, m := range []struct {
+			accountant string
+			steps      int
+			wall       float64
+		}{{"pld", 76783, 847}, {"rdp", 65368, 0}, {"rdp-mironov", 43526, 177}, {"paper", 52042, 0}, {"paper-mironov", 32739, 0}} {
+			if d != "mnist" {
+				m.wall = 0
+			}
+			cells = append(cells, measuredCell{dataset: d, class: "pdp-adapdp", accountant: m.accountant, steps: m.steps, wall: m.wall})
+		}
+	}
+	return cells
+}()
+
 // costClass maps a class to the class whose per-step cost it shares:
 // pdp-ceiling is pdp-dpsgd with one budget group (same model and length,
 // pdp.go); pdp-sampling-once is pdp-sampling with a one-time draw.
@@ -99,8 +126,9 @@ type CellEstimate struct {
 
 // Estimate estimates cell i's wall time as steps × seconds per step.
 // The steps are the cell's fixed length (--steps, or epochs scaled from a
-// measured cell of the same kind) or, for a budget-stopped cell, the steps
-// a measured cell with the same mechanism, σ, accountant and ε ran. Seconds
+// measured cell of the same kind), for a budget-stopped cell the steps
+// a measured cell with the same mechanism, σ, accountant and ε ran, and
+// for pdp-adapdp with rounds run to τ_T the steps its accountant plans. Seconds
 // per step come from the finished cells of this grid under out with the
 // same dataset and class (measured on this machine) or else from
 // measuredCells (costSource). A finished cell costs 0. Data loading and
@@ -128,6 +156,16 @@ func (g *Grid) Estimate(out string, i int) (CellEstimate, error) {
 	switch {
 	case cfg.Steps > 0:
 		est.Steps = cfg.Steps
+	case class == "pdp-adapdp" && cfg.PDP.AdaPDPRounds != "steps":
+		key := acc
+		if cfg.Conversion == "mironov" && acc != "pld" {
+			key += "-mironov"
+		}
+		for k, m := range adaPDPThresholdCells {
+			if m.dataset == cfg.Dataset && m.accountant == key && cfg.PDP.Rounds == adaPDPThresholdRounds {
+				est.Steps, ref = m.steps, &adaPDPThresholdCells[k]
+			}
+		}
 	case cfg.TargetEpsilon > 0:
 		for k, m := range measuredCells {
 			if m.dataset == cfg.Dataset && mechanismClass(m.class) == mechanismClass(class) && m.accountant == acc && m.sigma == cfg.Sigma && m.epsilon == cfg.TargetEpsilon {

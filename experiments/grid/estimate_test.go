@@ -128,3 +128,47 @@ func TestCheckDataUpFront(t *testing.T) {
 		t.Errorf("finished cells need no data: %v", err)
 	}
 }
+
+// TestEstimateAdaPDPThreshold: pdp-adapdp with its rounds run to τ_T takes
+// the steps its accountant plans (by accounting and conversion), not the
+// epochs of the truncated variant; a --steps smoke cell takes its cap.
+func TestEstimateAdaPDPThreshold(t *testing.T) {
+	g, err := PDPTable{Presets: []string{"pdp-mnist", "pdp-fashion-mnist"}, Methods: []string{"pdp-adapdp"},
+		Accountings: []string{"pld", "rdp", "rdp-mironov", "paper-mironov"}, Seeds: []uint64{1}, Epochs: 25, Rounds: 2}.Grid()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[[2]string]CellEstimate{
+		{"mnist", "pld"}:                   {Seconds: 847, Steps: 76783, Source: "measured cell"},
+		{"mnist", "rdp-mironov"}:           {Seconds: 177, Steps: 43526, Source: "measured cell"},
+		{"mnist", "rdp"}:                   {Steps: 65368, Source: "measured pdp-adapdp rate"},
+		{"fashion-mnist", "paper-mironov"}: {Steps: 32739, Source: "measured pdp-adapdp rate"},
+	}
+	out := t.TempDir()
+	seen := 0
+	for i, c := range g.Cells {
+		w, ok := want[[2]string{c.Row[0], c.Row[1]}]
+		if !ok {
+			continue
+		}
+		seen++
+		got, err := g.Estimate(out, i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Steps != w.Steps || got.Source != w.Source || (w.Seconds > 0 && got.Seconds != w.Seconds) || !(got.Seconds > 0) {
+			t.Errorf("%v: %+v, want %+v", c.Row, got, w)
+		}
+	}
+	if seen != len(want) {
+		t.Fatalf("checked %d cells, want %d", seen, len(want))
+	}
+	smoke, err := PDPTable{Presets: []string{"pdp-mnist"}, Methods: []string{"pdp-adapdp"}, Accountings: []string{"pld"},
+		Seeds: []uint64{1}, Epochs: 25, Rounds: 2, Steps: 40}.Grid()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e, _ := smoke.Estimate(out, 0); e.Steps != 40 {
+		t.Errorf("--steps 40 smoke cell: %+v, want 40 steps", e)
+	}
+}
