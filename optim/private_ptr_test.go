@@ -31,7 +31,7 @@ func TestMakePrivatePTRTarget(t *testing.T) {
 	} {
 		t.Run(tc.wantKind, func(t *testing.T) {
 			if testing.Short() && tc.wantKind == privacy.KindPLD {
-				t.Skip("PTR on the PLD: ~20 certified evaluations of a few seconds each")
+				t.Skip("PTR on the PLD: a coarse-grid search and a few certified evaluations of seconds each")
 			}
 			t0 := time.Now()
 			p, err := MakePrivate(tinyModel(t), tinyData(25), PrivateConfig{

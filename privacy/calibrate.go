@@ -45,11 +45,12 @@ type CalibrationRequest struct {
 	// Gaussian — e.g. TSGD+PTR's PTR{Sigma1: σ, Tau, B, Delta0}: every
 	// candidate σ composes PoissonSubsampled{Base: Step(σ), Q}. nil means
 	// the Gaussian, SubsampledGaussian{Q, σ}. With Step, CalibrateSigma
-	// bisects on the accountant's reported ε (the accountants' faster
-	// Gaussian-only searches are not used), so the σ it returns meets the
-	// target in every case; it is the smallest one (to
-	// CalibrationTolerance) when ε decreases in σ, as it does for PTR
-	// (its branches' Gaussian noise scales with σ, its test does not).
+	// searches on the accountant's reported ε (the PLD accountant with its
+	// coarse-grid search and certified refinement, pld_calibrate.go; any
+	// other by bisection), so the σ it returns meets the target in every
+	// case; it is the smallest one (to CalibrationTolerance) when ε
+	// decreases in σ, as it does for PTR (its branches' Gaussian noise
+	// scales with σ, its test does not).
 	Step func(sigma float64) Mechanism
 	// Floor > 0 says that σ below Floor is of no use to the caller, who
 	// takes a maximum over several requests (PDP-SGD's σ over budget
@@ -64,6 +65,15 @@ type CalibrationRequest struct {
 // searches on a coarser certified grid first (pld_calibrate.go).
 type sigmaCalibrator interface {
 	calibrateSigma(req CalibrationRequest) (float64, error)
+}
+
+// stepCalibrator is a sigmaCalibrator that also handles
+// CalibrationRequest.Step (the PLD one: its search evaluates the reported ε
+// of whatever step the request names; the RDP one sums Gaussian curves
+// only).
+type stepCalibrator interface {
+	sigmaCalibrator
+	calibratesStep()
 }
 
 // CalibrateSigma returns the smallest noise multiplier σ (to
@@ -111,6 +121,9 @@ func CalibrateSigma(req CalibrationRequest) (float64, error) {
 		return 0, errors.New("calibrate σ: with a prior history, the accountant and its configuration are the prior's (leave Accountant, Orders, Conversion and PLDInterval unset)")
 	}
 	if c, ok := prior.(sigmaCalibrator); ok && req.Step == nil {
+		return c.calibrateSigma(req)
+	}
+	if c, ok := prior.(stepCalibrator); ok {
 		return c.calibrateSigma(req)
 	}
 	if s, ok, err := floorMeets(prior, req); err != nil || ok {

@@ -71,3 +71,69 @@ func TestCalibrateSigmaStep(t *testing.T) {
 		}
 	}
 }
+
+// TestCalibrateSigmaStepPLD: on the PLD accountant a Step mechanism (PTR)
+// goes through the coarse-grid search and certified refinement
+// (pld_calibrate.go), not the generic bisection. Its σ meets the target on
+// a fresh accountant, σ − CalibrationTolerance does not, it equals the
+// generic certified bisection to the tolerance (without -short), with a
+// prior history too; the PTR floor it cannot go below is refused.
+func TestCalibrateSigmaStepPLD(t *testing.T) {
+	const h, delta, q, steps = 1e-3, 1e-5, 0.05, 50
+	ptr := func(s float64) Mechanism { return PTR{Sigma1: s, Tau: 0.5, B: 2, Delta0: 1e-7} }
+	prior, err := NewPLDAccountant(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := prior.Compose(PoissonSubsampled{Base: ptr(3), Q: q}, 30); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name   string
+		target float64
+		prior  bool
+	}{{"no prior", 2, false}, {"after a prior round", 3, true}} {
+		req := CalibrationRequest{TargetEpsilon: c.target, Delta: delta, Q: q, Steps: steps, Accountant: KindPLD, PLDInterval: h, Step: ptr}
+		fresh := func() Accountant {
+			a, err := NewPLDAccountant(h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.prior {
+				if err := a.Compose(PoissonSubsampled{Base: ptr(3), Q: q}, 30); err != nil {
+					t.Fatal(err)
+				}
+			}
+			return a
+		}
+		if c.prior {
+			req.Prior, req.Accountant, req.PLDInterval = prior.CloneAccountant(), "", 0
+		}
+		s, err := CalibrateSigma(req)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		eps := func(sigma float64) (float64, error) { return epsilonAfter(fresh(), req, sigma) }
+		at, _ := eps(s)
+		below, _ := eps(s - CalibrationTolerance)
+		if !(at <= c.target) || !(below > c.target) {
+			t.Errorf("%s: σ = %v: ε(σ) = %v, ε(σ − tol) = %v, target %v", c.name, s, at, below, c.target)
+		}
+		if !testing.Short() {
+			plain, err := bisectSigma(eps, c.target)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if math.Abs(s-plain) > CalibrationTolerance {
+				t.Errorf("%s: σ = %v, generic certified bisection %v", c.name, s, plain)
+			}
+			t.Logf("%s: σ %.6f, generic bisection %.6f", c.name, s, plain)
+		}
+	}
+	// The test's Laplace part costs ε regardless of σ.
+	req := CalibrationRequest{TargetEpsilon: 0.3, Delta: delta, Q: 1, Steps: 1, Accountant: KindPLD, PLDInterval: h,
+		Step: func(s float64) Mechanism { return PTR{Sigma1: s, Tau: 0.5, B: 0.05, Delta0: 1e-7} }}
+	if _, err := CalibrateSigma(req); err == nil || !strings.Contains(err.Error(), "unreachable") {
+		t.Errorf("below the test's cost: err = %v, want unreachable", err)
+	}
+}

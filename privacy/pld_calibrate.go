@@ -7,9 +7,11 @@ import (
 
 // σ calibration on the PLD accountant.
 //
-// Every candidate σ of a plain bisection composes Steps subsampled Gaussian
-// steps on the certified grid (interval h): ~20 candidates, each O(log
-// Steps) FFT convolutions of both estimates. calibrateSigmaPLD instead
+// Every candidate σ of a plain bisection composes Steps subsampled steps
+// (SubsampledGaussian{Q, σ}, or PoissonSubsampled{Step(σ), Q} for a
+// CalibrationRequest.Step such as PTR) on the certified grid (interval h):
+// ~20 candidates, each a discretisation and O(log Steps) FFT convolutions
+// of both estimates. calibrateSigmaPLD instead
 //
 //  1. searches on a coarser grid (interval pldSearchFactor·h, at most
 //     pldSearchMaxInterval; upper estimate only): ε there is still a
@@ -48,6 +50,11 @@ func (a *PLDAccountant) calibrateSigma(req CalibrationRequest) (float64, error) 
 	return calibrateSigmaPLD(req, a)
 }
 
+// calibratesStep marks the PLD calibration as valid for any
+// CalibrationRequest.Step: it only ever evaluates the accountant's reported
+// ε of req.stepAt(σ) (stepCalibrator).
+func (a *PLDAccountant) calibratesStep() {}
+
 // calibrateSigmaPLD is CalibrateSigma on the PLD accountant prior (see above).
 func calibrateSigmaPLD(req CalibrationRequest, prior *PLDAccountant) (float64, error) {
 	h := prior.Interval()
@@ -85,10 +92,10 @@ func calibrateSigmaPLD(req CalibrationRequest, prior *PLDAccountant) (float64, e
 		return e, nil
 	}
 	search := func(sigma float64) (float64, error) {
-		return guard(reportedEpsilonAfter(priorSearch, req.Q, sigma, req.Steps, req.Delta))
+		return guard(reportedEpsilonAfter(priorSearch, req.stepAt(sigma), req.Steps, req.Delta))
 	}
 	certified := func(sigma float64) (float64, error) {
-		return guard(reportedEpsilonAfter(prior, req.Q, sigma, req.Steps, req.Delta))
+		return guard(reportedEpsilonAfter(prior, req.stepAt(sigma), req.Steps, req.Delta))
 	}
 	withCause := func(s float64, err error) (float64, error) {
 		if err != nil && lastErr != nil {
@@ -135,13 +142,13 @@ func calibrateSigmaPLD(req CalibrationRequest, prior *PLDAccountant) (float64, e
 }
 
 // reportedEpsilonAfter returns the ε at δ that the accountant prior reports
-// after composing steps SubsampledGaussian{q, σ} steps: min(PLD, RDP) with
-// the PLD bound from the fast or the tilted path (EpsilonFor), upper
-// estimates only (bit for bit the same upper bounds). prior is not changed.
-func reportedEpsilonAfter(prior *PLDAccountant, q, sigma float64, steps int, delta float64) (float64, error) {
+// after composing steps copies of step: min(PLD, RDP) with the PLD bound
+// from the fast or the tilted path (EpsilonFor), upper estimates only (bit
+// for bit the same upper bounds). prior is not changed.
+func reportedEpsilonAfter(prior *PLDAccountant, step Mechanism, steps int, delta float64) (float64, error) {
 	c := prior.cloneP()
 	c.upperOnly = true
-	if err := c.Compose(SubsampledGaussian{Q: q, Sigma: sigma}, steps); err != nil {
+	if err := c.Compose(step, steps); err != nil {
 		return 0, err
 	}
 	g, err := c.EpsilonFor(delta)
