@@ -139,7 +139,7 @@ func TestEstimateAdaPDPThreshold(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[[2]string]CellEstimate{
-		{"mnist", "pld"}:                   {Seconds: 847, Steps: 76783, Source: "measured cell"},
+		{"mnist", "pld"}:                   {Seconds: 847, Steps: 76771, Source: "measured cell"},
 		{"mnist", "rdp-mironov"}:           {Seconds: 177, Steps: 43526, Source: "measured cell"},
 		{"mnist", "rdp"}:                   {Steps: 65368, Source: "measured pdp-adapdp rate"},
 		{"fashion-mnist", "paper-mironov"}: {Steps: 32739, Source: "measured pdp-adapdp rate"},
