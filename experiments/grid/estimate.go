@@ -23,15 +23,16 @@ const costSource = "docs/grid.md (full grids of 2026-11-23: shared 2-core machin
 // ("Wall time per cell (measured)": median wall per cell, steps to the
 // budget from each cell's accountant at δ = 1e-5, q = 256/60000) and PDP
 // Table 1 at 25 epochs (the table's "wall s/run", mean over 3 seeds). The
-// TSGD+PTR steps to ε = 3 under PLD, the default since PTR's PLD
-// (docs/ptr-pld.md: the default job, same settings, 8,126 steps; at ε = 5
-// the largest n with ε(n) ≤ 5 by `trainer account epsilon --accountant pld
-// --mech ptr --sigma1 1.1 --tau 0.5 --b 1 --delta0 1e-8 --q 256/60000
-// --delta 1e-5`, which gives 8,126 at ε = 3 too), have no full-grid wall
-// time: they take the measured TSGD+PTR rate.
+// TSGD+PTR steps under PLD, the default since PTR's PLD, are the largest n
+// with ε(n) ≤ ε by `trainer account epsilon --accountant pld --mech ptr
+// --sigma1 1.1 --tau 0.5 --b 1 --delta0 1e-8 --q 0.004266666666666667
+// --delta 1e-5 --steps n` (8,126 at ε = 3, 20,504 at ε = 5 since the proven
+// FFT); their walls are the medians of docs/ptr-pld.md §8's grids (ε = 3:
+// 35 cells; ε = 5: 21 cells, which ran 20,505 steps under the code before
+// the proven FFT), two cells at a time on the 2-core machine.
 var measuredCells = []measuredCell{
-	{"mnist", "tsgd-ptr", "pld", 1.1, 3, 0, 8126, 0},
-	{"mnist", "tsgd-ptr", "pld", 1.1, 5, 0, 20505, 0},
+	{"mnist", "tsgd-ptr", "pld", 1.1, 3, 0, 8126, 437.4},
+	{"mnist", "tsgd-ptr", "pld", 1.1, 5, 0, 20504, 853.3},
 	{"mnist", "tsgd-ptr", "rdp", 1.1, 3, 0, 4136, 4.5 * 60},
 	{"mnist", "tsgd-ptr", "rdp", 1.1, 5, 0, 15208, 13.3 * 60},
 	{"mnist", "tsgd-gaussian", "pld", 0.7, 3, 0, 2545, 2.6 * 60},
