@@ -26,7 +26,7 @@ func TestGridCLI(t *testing.T) {
 	if n := strings.Count(so, "\n"); n != 140+2+3 {
 		t.Errorf("--plan printed %d lines, want 145:\n%s", n, so)
 	}
-	if !strings.Contains(so, "# 140 cells, 140 to run: estimated wall time 21 h 40 min one cell at a time\n") || !strings.Contains(so, "# data: every unfinished cell's dataset is present") {
+	if !strings.Contains(so, "# 140 cells, 140 to run: estimated wall time 18 h 50 min one cell at a time\n") || !strings.Contains(so, "# data: every unfinished cell's dataset is present") {
 		t.Errorf("--plan lacks the time estimate or the data check:\n%s", so)
 	}
 	if !strings.Contains(so, "139  ") || !strings.Contains(so, "gradient-noise") {
