@@ -68,6 +68,31 @@ type Guarantee struct {
 	Conversion Conversion `json:"-"`
 }
 
+// OptimisticBiasLimit is the largest Steps × Interval at which a
+// Guarantee's Optimistic estimate is worth reporting. The optimistic
+// discretization rounds each composed step's privacy loss down by up to one
+// interval h, so after n steps the estimate can sit up to n·h below the
+// truth (docs/pld-evidence.md §8: 2.27 where the truth is 7.27 at 10⁵ steps
+// and h = 1e-4). The certified Epsilon has no such drift.
+const OptimisticBiasLimit = 0.1
+
+// OptimisticOmitted says why Optimistic should not be reported ("" when it
+// may): Steps × Interval exceeds OptimisticBiasLimit. Summaries and
+// human-readable output apply it; raw accountant queries keep the number
+// beside the reason.
+func (g Guarantee) OptimisticOmitted() string {
+	return OptimisticOmitted(g.Steps, g.Interval)
+}
+
+// OptimisticOmitted is Guarantee.OptimisticOmitted for n steps at
+// discretization interval h.
+func OptimisticOmitted(n int, h float64) string {
+	if bias := float64(n) * h; bias > OptimisticBiasLimit {
+		return fmt.Sprintf("%d steps × interval %g can bias it low by %.3g", n, h, bias)
+	}
+	return ""
+}
+
 // MarshalJSON writes non-finite numbers as strings.
 func (g Guarantee) MarshalJSON() ([]byte, error) {
 	type plain Guarantee

@@ -199,3 +199,41 @@ func TestCalibrateSigmaPLD(t *testing.T) {
 	}
 	t.Logf("σ for ε=2, δ=1e-5, q=0.01, 500 steps: PLD %.5f, RDP %.5f", s, rdp)
 }
+
+// TestOptimisticOmitted: a PLD guarantee's optimistic estimate is flagged
+// once steps × interval passes OptimisticBiasLimit; an RDP guarantee (no
+// interval) never is.
+func TestOptimisticOmitted(t *testing.T) {
+	step := PoissonSubsampled{Base: Gaussian{Sigma: 1.1}, Q: 0.01}
+	for _, tc := range []struct {
+		kind  string
+		steps int
+		want  string
+	}{
+		{KindPLD, 1000, ""},
+		{KindPLD, 1001, "1001 steps × interval 0.0001 can bias it low by 0.1"},
+		{KindRDP, 100000, ""},
+	} {
+		cfg := AccountantConfig{}
+		if tc.kind == KindPLD {
+			cfg.Interval = 1e-4
+		}
+		a, err := NewAccountant(tc.kind, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Compose(step, tc.steps); err != nil {
+			t.Fatal(err)
+		}
+		g, err := a.EpsilonFor(1e-5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := g.OptimisticOmitted(); got != tc.want {
+			t.Errorf("%s, %d steps: %q, want %q", tc.kind, tc.steps, got, tc.want)
+		}
+		if tc.kind == KindPLD && !(g.Optimistic <= g.Epsilon) {
+			t.Errorf("%d steps: optimistic %v above certified %v", tc.steps, g.Optimistic, g.Epsilon)
+		}
+	}
+}

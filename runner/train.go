@@ -46,12 +46,15 @@ type Summary struct {
 
 	// Accountant names the accountant of Epsilon: "rdp" or "pld"; with pld,
 	// EpsilonOptimistic is the optimistic estimate at discretization
-	// interval PLDInterval. AccountingSeconds is the time spent in budget
-	// checks and ε queries.
-	Accountant        string  `json:"accountant,omitempty"`
-	EpsilonOptimistic float64 `json:"epsilon_optimistic,omitempty"`
-	PLDInterval       float64 `json:"pld_interval,omitempty"`
-	AccountingSeconds float64 `json:"accounting_seconds,omitempty"`
+	// interval PLDInterval, or absent with EpsilonOptimisticOmitted saying
+	// why (privacy.OptimisticOmitted: steps × interval could bias it low by
+	// more than privacy.OptimisticBiasLimit). AccountingSeconds is the time
+	// spent in budget checks and ε queries.
+	Accountant               string  `json:"accountant,omitempty"`
+	EpsilonOptimistic        float64 `json:"epsilon_optimistic,omitempty"`
+	EpsilonOptimisticOmitted string  `json:"epsilon_optimistic_omitted,omitempty"`
+	PLDInterval              float64 `json:"pld_interval,omitempty"`
+	AccountingSeconds        float64 `json:"accounting_seconds,omitempty"`
 	// Bounds lists the RDP bounds the accountant used (over all orders),
 	// BoundAtOrder the one(s) at the optimal order, and Unproven whether any
 	// was used outside its proven conditions (only with --allow-unproven).
@@ -579,7 +582,10 @@ func (j *sgdJob) finish(s *Summary) (pub, full any, err error) {
 			return nil, nil, err
 		}
 		s.Epsilon, s.Delta, s.Order, s.Conversion, s.PLDInterval = g.Epsilon, g.Delta, g.Order, string(g.Conversion), g.Interval
-		if !math.IsNaN(g.Optimistic) {
+		switch why := g.OptimisticOmitted(); {
+		case g.Interval > 0 && why != "":
+			s.EpsilonOptimisticOmitted = why
+		case !math.IsNaN(g.Optimistic):
 			s.EpsilonOptimistic = g.Optimistic
 		}
 		s.Bounds, s.BoundAtOrder = privacy.BoundsUsed(j.acct, g.Order)

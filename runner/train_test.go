@@ -262,3 +262,41 @@ func TestPTRRunWithCorruption(t *testing.T) {
 		}
 	}
 }
+
+// TestSummaryOptimisticEstimate: summary.json carries the PLD's optimistic
+// estimate only while steps × interval ≤ privacy.OptimisticBiasLimit, and
+// otherwise says why it left it out (the console prints the same).
+func TestSummaryOptimisticEstimate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains on MNIST")
+	}
+	for _, tc := range []struct {
+		interval float64
+		omitted  string
+	}{
+		{1e-4, ""}, // 12 × 1e-4 = 0.0012
+		{0.01, "12 steps × interval 0.01 can bias it low by 0.12"},
+	} {
+		c := shortRun(t, filepath.Join(t.TempDir(), "opt"))
+		c.FloatNoise, c.Model, c.PLDInterval = false, "logreg", tc.interval
+		s, err := Train(context.Background(), c, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var pub map[string]any
+		if err := readJSON(filepath.Join(c.Out, summaryFile), &pub); err != nil {
+			t.Fatal(err)
+		}
+		opt, has := pub["epsilon_optimistic"].(float64)
+		switch {
+		case s.Accountant != privacy.KindPLD || s.Steps != 12:
+			t.Fatalf("interval %v: accountant %s, %d steps; want pld, 12", tc.interval, s.Accountant, s.Steps)
+		case tc.omitted == "" && !(has && opt > 0 && opt <= s.Epsilon && s.Epsilon-opt < 0.05):
+			t.Errorf("interval %v: published optimistic %v (present %v), certified %v", tc.interval, pub["epsilon_optimistic"], has, s.Epsilon)
+		case tc.omitted != "" && (has || s.EpsilonOptimistic != 0):
+			t.Errorf("interval %v: optimistic %v published beside ε %v; want it omitted", tc.interval, pub["epsilon_optimistic"], s.Epsilon)
+		case pub["epsilon_optimistic_omitted"] != nil && pub["epsilon_optimistic_omitted"] != tc.omitted || tc.omitted != s.EpsilonOptimisticOmitted:
+			t.Errorf("interval %v: omission reason %q (public %v), want %q", tc.interval, s.EpsilonOptimisticOmitted, pub["epsilon_optimistic_omitted"], tc.omitted)
+		}
+	}
+}

@@ -140,7 +140,9 @@ type epsilonJSON struct {
 	Bound string `json:"bound,omitempty"`
 	// EpsilonOptimistic (a discretizing accountant: PLD) is the estimate
 	// from the optimistic discretization, null when the accountant has no
-	// meaningful one (OptimisticReason says why).
+	// meaningful one (OptimisticReason says why); OptimisticReason also
+	// flags a kept estimate whose steps × interval can bias it low
+	// (privacy.OptimisticOmitted).
 	EpsilonOptimistic *boundNum          `json:"epsilon_optimistic,omitempty"`
 	OptimisticReason  string             `json:"epsilon_optimistic_reason,omitempty"`
 	Delta             num                `json:"delta"`
@@ -236,6 +238,8 @@ func accountEpsilon(f accountFlags) (accountOutput, error) {
 		res.Interval, res.EpsilonOptimistic = &h, &opt
 		if math.IsNaN(g.Optimistic) {
 			res.OptimisticReason = "the accountant gave no optimistic estimate for this query (see detail)"
+		} else if why := g.OptimisticOmitted(); why != "" {
+			res.OptimisticReason = "kept for reference, omitted from run summaries: " + why
 		}
 	}
 	if rc, ok := acc.Accountant.(privacy.RDPComposer); ok {

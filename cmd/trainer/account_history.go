@@ -122,14 +122,12 @@ func (e historyEntry) mechanism() (privacy.Mechanism, int, error) {
 }
 
 // optimisticNote states the PLD's optimistic estimate, or why it is not
-// shown: each step's loss is rounded down by up to one interval h, so over
-// n steps the estimate can sit up to n·h below the truth (docs/pld-evidence.md
-// §8: 2.27 where the truth is 7.27 at 10⁵ steps). Past n·h = 0.1 it says
-// nothing useful and is left out of the human-readable output (the JSON
-// keeps it).
+// shown (privacy.OptimisticOmitted: past n·h = 0.1 it says nothing useful).
+// The JSON of `account` keeps the number beside the reason; run summaries
+// drop it.
 func optimisticNote(opt float64, steps int, h float64) string {
-	if float64(steps)*h > 0.1 {
-		return fmt.Sprintf("optimistic estimate omitted: %d steps × interval %g can bias it low by %.3g", steps, h, float64(steps)*h)
+	if why := privacy.OptimisticOmitted(steps, h); why != "" {
+		return "optimistic estimate omitted: " + why
 	}
 	return fmt.Sprintf("optimistic estimate %.6g", opt)
 }
