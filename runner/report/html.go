@@ -234,7 +234,7 @@ func noiseMode(r *Run) string {
 }
 
 // guaranteeKeys are the summary fields of the guarantee, in order.
-var guaranteeKeys = []string{"epsilon", "delta", "accountant", "conversion", "order", "epsilon_optimistic", "pld_interval",
+var guaranteeKeys = []string{"epsilon", "delta", "accountant", "conversion", "order", "epsilon_optimistic", "epsilon_optimistic_omitted", "pld_interval",
 	"bounds", "bound_at_order", "unproven", "secure_noise", "privacy_randomness", "guarantee", "recertified"}
 
 // runSection writes run i's guarantee, summary, budget groups and
