@@ -663,11 +663,18 @@ func (j *pdpJob) finish(s *Summary) (pub, full any, err error) {
 		return nil, nil, err
 	}
 	// Every example i is (spent_i, δ_i)-DP, so the run is (max spent, max δ)-DP.
-	s.Epsilon, s.Delta, s.Order, s.Conversion = g.SpentMax, g.DeltaMax, g.WorstOrder, string(j.conv)
+	s.Epsilon, s.Delta = g.SpentMax, g.DeltaMax
 	s.Guarantee = g.Statement
 	s.Accountant = string(j.cfg.PDP.accounting())
 	s.AccountingSeconds = j.st.AcctSecs + j.st.StepEpsSecs
-	s.Bounds, s.BoundAtOrder = privacy.BoundsUsed(&privacy.RDPAccounting{Acc: j.acct}, g.WorstOrder)
+	if g.Converted() {
+		// The guarantee converts RDP curves: name the conversion, the worst
+		// order and the bounds of the curves. Under PLD accounting none of
+		// these enter the guarantee (the worst-case RDP tracker only feeds
+		// the per-step log), so the summary names none.
+		s.Order, s.Conversion = g.WorstOrder, string(j.conv)
+		s.Bounds, s.BoundAtOrder = privacy.BoundsUsed(&privacy.RDPAccounting{Acc: j.acct}, g.WorstOrder)
+	}
 	rep := PDPReport{Method: j.cfg.Method, Budgets: j.budgetsDesc, Rounds: j.st.Reports,
 		Iterations: s.Steps, Guarantee: g, Ledger: ledgerCSV, Skipped: j.st.Skipped, StepEpsilonSeconds: j.st.StepEpsSecs}
 	if j.cfg.method().pdp.ensemble {

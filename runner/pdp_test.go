@@ -140,6 +140,11 @@ func TestPDPMethodsOnMNIST(t *testing.T) {
 				(g.Accounting == "pld") != strings.Contains(g.Statement, "privacy loss distributions") {
 				t.Errorf("%q accounting: the guarantee says %q: %s", tc.accounting, g.Accounting, g.Statement)
 			}
+			// The summary names an RDP conversion and bounds only when the
+			// guarantee rests on them.
+			if rdp := g.Accounting != "pld"; rdp != (s.Conversion != "" && len(s.Bounds) > 0) {
+				t.Errorf("%s accounting: summary conversion %q, bounds %v", g.Accounting, s.Conversion, s.Bounds)
+			}
 			checkPDPMetrics(t, c.Out, s.Epsilon, string(g.Accounting))
 			var maxSpent float64
 			for _, r := range rows {

@@ -193,6 +193,14 @@ type Guarantee struct {
 	Statement  string             `json:"statement"`
 }
 
+// Converted reports whether Conversion enters the guarantee: under paper
+// accounting every round's τ is certified by the RDP accountant with it, and
+// a ledger whose largest spend was read off an RDP curve (WorstOrder > 0)
+// converted that curve with it. A PLD ledger converts nothing.
+func (g Guarantee) Converted() bool {
+	return g.Accounting == AccountingPaper || g.WorstOrder > 0
+}
+
 // Guarantee summarises the ledger after Check.
 func (l *Ledger) Guarantee() (Guarantee, error) {
 	if err := l.Check(); err != nil {
