@@ -141,6 +141,10 @@ func TestPDPGridExpansion(t *testing.T) {
 	if v := PDPPaperAccuracy("pdp-fashion-mnist", "pdp-sgd-adaptive"); v != 79.81 {
 		t.Errorf("paper Fashion loss_a: %v", v)
 	}
+	// Both sampling rows compare to the paper's Sampling; the ceiling has no paper value.
+	if a, b := PDPPaperAccuracy("pdp-mnist", "pdp-sampling-once"), PDPPaperAccuracy("pdp-mnist", "pdp-sampling"); a != 92.50 || b != 92.50 || !math.IsNaN(PDPPaperAccuracy("pdp-mnist", "pdp-ceiling")) {
+		t.Errorf("paper Sampling: once %v, per step %v", a, b)
+	}
 	if _, err := (PDPTable{Presets: []string{"pdp-mnist"}, Methods: []string{"pdp-sgd"}, Accountings: []string{"rdp"},
 		Seeds: []uint64{1}, Epochs: 1, Rounds: 1}).Grid(); err == nil {
 		t.Error("pdp-sgd without a threshold loss accepted")
