@@ -583,7 +583,7 @@ func (j *sgdJob) finish(s *Summary) (pub, full any, err error) {
 		}
 		s.Epsilon, s.Delta, s.Order, s.Conversion, s.PLDInterval = g.Epsilon, g.Delta, g.Order, string(g.Conversion), g.Interval
 		switch why := g.OptimisticOmitted(); {
-		case g.Interval > 0 && why != "":
+		case why != "":
 			s.EpsilonOptimisticOmitted = why
 		case !math.IsNaN(g.Optimistic):
 			s.EpsilonOptimistic = g.Optimistic

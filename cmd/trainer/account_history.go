@@ -126,7 +126,13 @@ func (e historyEntry) mechanism() (privacy.Mechanism, int, error) {
 // The JSON of `account` keeps the number beside the reason; run summaries
 // drop it.
 func optimisticNote(opt float64, steps int, h float64) string {
-	if why := privacy.OptimisticOmitted(steps, h); why != "" {
+	return optimisticWords(opt, privacy.OptimisticOmitted(steps, h))
+}
+
+// optimisticWords is the human-readable optimistic part of an ε line: the
+// estimate, or why it was omitted (why non-empty).
+func optimisticWords(opt float64, why string) string {
+	if why != "" {
 		return "optimistic estimate omitted: " + why
 	}
 	return fmt.Sprintf("optimistic estimate %.6g", opt)

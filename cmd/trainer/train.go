@@ -92,7 +92,7 @@ func runTrainFrom(args []string, base runner.TrainConfig, number bool, stdout, s
 			detail := ""
 			switch {
 			case sum.PLDInterval > 0:
-				detail = fmt.Sprintf(" (certified upper bound; %s; interval %g)", summaryOptimisticNote(sum), sum.PLDInterval)
+				detail = fmt.Sprintf(" (certified upper bound; %s; interval %g)", optimisticWords(sum.EpsilonOptimistic, sum.EpsilonOptimisticOmitted), sum.PLDInterval)
 			case sum.Conversion != "":
 				detail = fmt.Sprintf(" at Rényi order %g (%s conversion; bound there: %s; all bounds used: %s)",
 					sum.Order, sum.Conversion, strings.Join(sum.BoundAtOrder, ", "), strings.Join(sum.Bounds, ", "))
@@ -366,13 +366,4 @@ func (d deprecatedSecureNoise) Set(v string) error {
 	}
 	fmt.Fprintln(d.stderr, "note: --secure-noise is deprecated and does nothing: secure noise is the default (--float-noise opts out)")
 	return nil
-}
-
-// summaryOptimisticNote is the optimistic part of a run's privacy line: the
-// summary's estimate, or why the summary omitted it.
-func summaryOptimisticNote(sum *runner.Summary) string {
-	if sum.EpsilonOptimisticOmitted != "" {
-		return "optimistic estimate omitted: " + sum.EpsilonOptimisticOmitted
-	}
-	return fmt.Sprintf("optimistic estimate %.6g", sum.EpsilonOptimistic)
 }
